@@ -1,0 +1,255 @@
+"""Week 2: hybrid retrieval. Dense chunks from Chroma fused with BM25 chunks, labelled S1..Sk.
+
+    python retrieve.py "Who was the first president of the association which published Journal of Psychotherapy Integration?"
+    python retrieve.py --eval                      # recall@2,4,10 of every method on golden.json
+    python retrieve.py --eval --corpus DIR --golden FILE --k 2,4,10 --json results/retrieval.json
+
+Expected output of a query (about 8 s, most of it loading the embedding model): the settings, then
+one row per passage: label, chunk id, found by (dense / bm25), fused and per-retriever scores, a snippet.
+`--eval` builds or updates the index for the corpus first (kept apart from corpus/'s index), then prints
+supporting-doc recall@k per method split single/multi and per source; ~30 s on golden.json once indexed.
+
+The methods (`method=`):
+- `dense`: the k nearest chunks by cosine similarity (Chroma, all-MiniLM-L6-v2);
+- `bm25`: the k best chunks by BM25;
+- `seed_interleave`: the seed code as written, kept as the baseline: dense chunks, then whole BM25
+  documents (their first 1,200 characters) that dense did not find, then cut to k. When dense returns k
+  chunks the BM25 safety net is cut off, and when it survives it feeds a document prefix, not the passage
+  that matched;
+- `fused` (default): reciprocal rank fusion at chunk level over both top-`depth` lists, one chunk per
+  document (a second chunk of a document already shown adds less than a new document), and a guarantee:
+  the best BM25 document (scored by its best chunk) is always represented by that chunk.
+"""
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from bm25_baseline import BM25, doc_index, search as bm25_doc_search
+from vector_index import (CORPUS_DIR, DEFAULT_CHUNKER, CHUNKERS, CorpusError, build_index, embed,
+                          get_all, get_collection, warn)
+
+HERE = Path(__file__).parent
+GOLDEN = HERE / "golden.json"
+METHODS = ("bm25", "dense", "seed_interleave", "fused")
+RRF_K = 60                 # the usual reciprocal-rank-fusion constant (Cormack et al. 2009)
+SEED_PREFIX_CHARS = 1200   # what the seed code fed of a BM25 document
+GOLDEN_KEYS = {"id": str, "question": str, "answer": str, "aliases": list, "supporting_docs": list,
+               "type": str, "hops": int, "source": str}
+_RETRIEVERS = {}
+
+
+class Retriever:
+    """One collection in memory: Chroma for the vectors, the chunk texts and a BM25 index over them."""
+
+    def __init__(self, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER):
+        self.corpus = Path(corpus)
+        self.collection = get_collection(corpus, chunker)
+        data = get_all(self.collection, ["documents", "metadatas"])
+        self.ids, self.texts, self.metas = data["ids"], data["documents"], data["metadatas"]
+        self.pos = {cid: i for i, cid in enumerate(self.ids)}
+        self.bm25 = BM25(self.texts)
+
+    def dense(self, qvec, depth):
+        """[(chunk index, cosine)] of the depth nearest chunks (Chroma's approximate search)."""
+        r = self.collection.query(query_embeddings=[qvec], n_results=min(depth, len(self.ids)),
+                                  include=["distances"])
+        return [(self.pos[c], 1.0 - d) for c, d in zip(r["ids"][0], r["distances"][0]) if c in self.pos]
+
+    def passage(self, i, **scores):
+        m = self.metas[i]
+        return {"chunk_id": self.ids[i], "doc": m["doc"], "title": m["title"], "text": self.texts[i], **scores}
+
+
+def get_retriever(corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER):
+    key = (str(Path(corpus).resolve()), chunker)
+    if key not in _RETRIEVERS:
+        _RETRIEVERS[key] = Retriever(corpus, chunker)
+    return _RETRIEVERS[key]
+
+
+def fuse(dense_hits, bm25_hits, doc_of, k):
+    """Reciprocal rank fusion of two ranked lists of chunk indexes, one chunk per document, with the
+    top BM25 chunk guaranteed a place. ([(3, .9), (5, .8)], [(5, 12.), (7, 9.)]) -> [(5, .0328..), ...]"""
+    fused = {}
+    for hits in (dense_hits, bm25_hits):
+        for rank, (i, _) in enumerate(hits):
+            fused[i] = fused.get(i, 0.0) + 1.0 / (RRF_K + rank + 1)
+    ranked, seen = [], set()
+    for i in sorted(fused, key=lambda i: (-fused[i], i)):
+        if doc_of(i) not in seen:
+            seen.add(doc_of(i))
+            ranked.append((i, fused[i]))
+    top = ranked[:k]
+    if bm25_hits and k > 0:
+        best = bm25_hits[0][0]  # the best BM25 chunk stands for the best BM25 document
+        if all(doc_of(i) != doc_of(best) for i, _ in top):
+            top = top[:k - 1] + [(best, fused[best])]
+    return top
+
+
+def retrieve_chunks(query, k=4, depth=12, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, method="fused", qvec=None):
+    """Question -> k passages, each {id: 'S1', chunk_id, doc, title, text, score, dense, bm25, found_by}.
+
+    `qvec` is the query's embedding when the caller has it already (batch evaluation)."""
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}: choose one of {', '.join(METHODS)}")
+    r = get_retriever(corpus, chunker)
+    depth = max(depth, k)
+    dense_hits = r.dense(embed([query])[0] if qvec is None else qvec, depth) if method != "bm25" else []
+    bm25_hits = r.bm25.top(query, depth) if method in ("bm25", "fused") else []
+    dense_score, bm25_score = dict(dense_hits), dict(bm25_hits)
+    if method == "dense":
+        chosen = dense_hits[:k]
+    elif method == "bm25":
+        chosen = bm25_hits[:k]
+    elif method == "fused":
+        chosen = fuse(dense_hits, bm25_hits, lambda i: r.metas[i]["doc"], k)
+    else:
+        return _seed_interleave(r, query, dense_hits[:k], k)
+    out = []
+    for n, (i, score) in enumerate(chosen, 1):
+        found_by = [name for name, s in (("dense", dense_score), ("bm25", bm25_score)) if i in s]
+        out.append({"id": f"S{n}", **r.passage(i, score=score, dense=dense_score.get(i),
+                                                bm25=bm25_score.get(i), found_by=found_by)})
+    return out
+
+
+def _seed_interleave(r, query, dense_hits, k):
+    """The seed code's fusion, kept as written: dense chunks, then BM25 documents' prefixes, cut to k."""
+    docs = doc_index(r.corpus)[0]
+    out = [r.passage(i, score=s, dense=s, bm25=None, found_by=["dense"]) for i, s in dense_hits]
+    shown = {p["doc"] for p in out}
+    for doc, s in bm25_doc_search(query, k, r.corpus):
+        if doc not in shown and doc in docs:
+            d = docs[doc]
+            out.append({"chunk_id": f"{doc}#0", "doc": doc, "title": d.title, "score": s, "dense": None,
+                        "bm25": s, "found_by": ["bm25"], "text": f"{d.title}\n{d.text}"[:SEED_PREFIX_CHARS]})
+    return [{"id": f"S{n}", **p} for n, p in enumerate(out[:k], 1)]
+
+
+def load_golden(path=GOLDEN):
+    """golden.json -> list of valid items. A malformed entry gets one warning line and is skipped."""
+    try:
+        items = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise CorpusError(f"cannot read golden file {path}: {e}") from None
+    if not isinstance(items, list):
+        raise CorpusError(f"golden file {path} must hold a JSON list of questions")
+    good = []
+    for n, item in enumerate(items):
+        name = f"{path}: entry {n}" + (f" (id {item.get('id')!r})" if isinstance(item, dict) else "")
+        problem = golden_problem(item)
+        if problem:
+            warn(f"{name}: {problem}, skipped")
+        else:
+            good.append(item)
+    if not good:
+        raise CorpusError(f"golden file {path} has no usable questions")
+    return good
+
+
+def golden_problem(item):
+    """What is wrong with one golden entry, or None."""
+    if not isinstance(item, dict):
+        return f"expected an object, got {type(item).__name__}"
+    for key, kind in GOLDEN_KEYS.items():
+        if key not in item:
+            return f"missing key {key!r}"
+        if not isinstance(item[key], kind) or (kind is int and isinstance(item[key], bool)):
+            return f"{key!r} should be {kind.__name__}, got {type(item[key]).__name__}"
+    if not item["question"].strip():
+        return "empty question"
+    if item["type"] not in ("single", "multi"):
+        return f"type must be 'single' or 'multi', got {item['type']!r}"
+    if not all(isinstance(d, str) for d in item["supporting_docs"]) or not item["supporting_docs"]:
+        return "supporting_docs must be a non-empty list of document ids"
+    return None
+
+
+def doc_recall(passages, supporting):
+    """Share of the supporting documents that appear among the passages. ([{'doc': 'a'}], ['a', 'b']) -> 0.5"""
+    found = {p["doc"] for p in passages}
+    return sum(d in found for d in supporting) / len(supporting)
+
+
+def evaluate(golden, ks, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, depth=12, methods=METHODS):
+    """Supporting-doc recall@k per method, split by type and by source/type."""
+    from tqdm import tqdm
+    qvecs = embed([g["question"] for g in golden])
+    sums = {}
+    for g, qvec in tqdm(list(zip(golden, qvecs)), desc="eval", unit="q", file=sys.stderr):
+        for m in methods:
+            for k in ks:
+                rec = doc_recall(retrieve_chunks(g["question"], k, depth, corpus, chunker, m, qvec), g["supporting_docs"])
+                for split in (g["type"], "all", f"{g['source']}/{g['type']}"):
+                    sums.setdefault((m, k, split), []).append(rec)
+    splits = sorted({s for _, _, s in sums})
+    recall = {m: {str(k): {s: sum(v) / len(v) for s in splits if (v := sums.get((m, k, s)))}
+                  for k in ks} for m in methods}
+    n = {s: len(sums[(methods[0], ks[0], s)]) for s in splits}
+    return {"recall": recall, "n": n, "corpus": str(corpus), "chunker": chunker, "depth": depth}
+
+
+def print_eval(report, ks):
+    splits = [s for s in ("single", "multi", "all") if s in report["n"]]
+    extra = [s for s in report["n"] if "/" in s]
+    cols = [f"{s}@{k}" for k in ks for s in splits]
+    print(f"\nsupporting-doc recall (n: {', '.join(f'{s} {v}' for s, v in report['n'].items())})")
+    print(f"{'method':16}" + "".join(f"{c:>12}" for c in cols))
+    for m, by_k in report["recall"].items():
+        print(f"{m:16}" + "".join(f"{by_k[str(k)][s]:12.3f}" for k in ks for s in splits))
+    print(f"\nby source, recall@{ks[len(ks) // 2]}")
+    print(f"{'method':16}" + "".join(f"{s:>18}" for s in extra))
+    for m, by_k in report["recall"].items():
+        print(f"{m:16}" + "".join(f"{by_k[str(ks[len(ks) // 2])][s]:18.3f}" for s in extra))
+
+
+def print_passages(passages):
+    print(f"{'id':4} {'chunk':52} {'found by':11} {'fused':>7} {'dense':>6} {'bm25':>6}  text")
+    for p in passages:
+        fmt = lambda v: f"{v:6.2f}" if v is not None else f"{'-':>6}"
+        snippet = " ".join(p["text"].split())[:70]
+        print(f"{p['id']:4} {p['chunk_id'][:52]:52} {'+'.join(p['found_by']):11} {p['score']:7.4f} "
+              f"{fmt(p['dense'])} {fmt(p['bm25'])}  {snippet}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description="Hybrid retrieval: print passages for a question, or --eval recall.")
+    ap.add_argument("query", nargs="?", default="Who was the first president of the association which "
+                    "published Journal of Psychotherapy Integration?", help="the question")
+    ap.add_argument("--k", help="passages to return (default 4); with --eval a list (default 2,4,10)")
+    ap.add_argument("--depth", type=int, default=12, help="candidates taken from each retriever before fusion")
+    ap.add_argument("--method", choices=METHODS, default="fused", help="retrieval method for a query")
+    ap.add_argument("--chunker", choices=CHUNKERS, default=DEFAULT_CHUNKER, help="which collection")
+    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents")
+    ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions for --eval")
+    ap.add_argument("--eval", action="store_true", help="recall@k of every method on the golden file")
+    ap.add_argument("--limit", type=int, default=0, help="evaluate only the first N golden questions")
+    ap.add_argument("--json", type=Path, help="write the --eval report here")
+    args = ap.parse_args()
+    try:
+        ks = [int(x) for x in (args.k or ("2,4,10" if args.eval else "4")).split(",")]
+    except ValueError:
+        sys.exit(f"retrieve: --k must be integers separated by commas, got {args.k!r}")
+    print(f"corpus={args.corpus} chunker={args.chunker} k={ks} depth={args.depth}"
+          + (f" golden={args.golden}" if args.eval else f" method={args.method}"))
+    try:
+        if not args.eval:
+            print_passages(retrieve_chunks(args.query, ks[0], args.depth, args.corpus, args.chunker, args.method))
+            return
+        golden = load_golden(args.golden)[:args.limit or None]
+        r = build_index(args.corpus, args.chunker)
+        print(f"index: {r['chunks']} chunks, {r['embedded']} embedded now, {r['deleted']} deleted")
+        report = evaluate(golden, ks, args.corpus, args.chunker, args.depth)
+    except CorpusError as e:
+        sys.exit(f"retrieve: {e}")
+    print_eval(report, ks)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report, indent=1) + "\n")
+        print(f"\nwrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()
