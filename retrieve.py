@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 
 from bm25_baseline import BM25, doc_index, search as bm25_doc_search
+import vector_index
 from vector_index import (CORPUS_DIR, DEFAULT_CHUNKER, CHUNKERS, CorpusError, build_index, embed,
                           get_all, get_collection, warn)
 
@@ -42,9 +43,9 @@ _RETRIEVERS = {}
 class Retriever:
     """One collection in memory: Chroma for the vectors, the chunk texts and a BM25 index over them."""
 
-    def __init__(self, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER):
+    def __init__(self, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, collection=None):
         self.corpus = Path(corpus)
-        self.collection = get_collection(corpus, chunker)
+        self.collection = collection or get_collection(corpus, chunker)
         data = get_all(self.collection, ["documents", "metadatas"])
         self.ids, self.texts, self.metas = data["ids"], data["documents"], data["metadatas"]
         self.pos = {cid: i for i, cid in enumerate(self.ids)}
@@ -60,10 +61,46 @@ class Retriever:
         m = self.metas[i]
         return {"chunk_id": self.ids[i], "doc": m["doc"], "title": m["title"], "text": self.texts[i], **scores}
 
+    def retrieve(self, query, k=4, depth=12, method="fused", qvec=None):
+        """See retrieve_chunks()."""
+        if method not in METHODS:
+            raise ValueError(f"unknown method {method!r}: choose one of {', '.join(METHODS)}")
+        depth = max(depth, k)
+        dense_hits = self.dense(embed([query])[0] if qvec is None else qvec, depth) if method != "bm25" else []
+        bm25_hits = self.bm25.top(query, depth) if method in ("bm25", "fused") else []
+        dense_score, bm25_score = dict(dense_hits), dict(bm25_hits)
+        if method == "seed_interleave":
+            return self.seed_interleave(query, dense_hits[:k], k)
+        if method == "fused":
+            chosen = fuse(dense_hits, bm25_hits, lambda i: self.metas[i]["doc"], k)
+        else:
+            chosen = (dense_hits if method == "dense" else bm25_hits)[:k]
+        out = []
+        for n, (i, score) in enumerate(chosen, 1):
+            found_by = [name for name, s in (("dense", dense_score), ("bm25", bm25_score)) if i in s]
+            out.append({"id": f"S{n}", **self.passage(i, score=score, dense=dense_score.get(i),
+                                                       bm25=bm25_score.get(i), found_by=found_by)})
+        return out
+
+    def seed_interleave(self, query, dense_hits, k):
+        """The seed code's fusion, kept as written: dense chunks, then BM25 documents' prefixes, cut to k."""
+        docs = doc_index(self.corpus)[0]
+        out = [self.passage(i, score=s, dense=s, bm25=None, found_by=["dense"]) for i, s in dense_hits]
+        shown = {p["doc"] for p in out}
+        for doc, s in bm25_doc_search(query, k, self.corpus):
+            if doc not in shown and doc in docs:
+                d = docs[doc]
+                out.append({"chunk_id": f"{doc}#0", "doc": doc, "title": d.title, "score": s, "dense": None,
+                            "bm25": s, "found_by": ["bm25"], "text": f"{d.title}\n{d.text}"[:SEED_PREFIX_CHARS]})
+        return [{"id": f"S{n}", **p} for n, p in enumerate(out[:k], 1)]
+
 
 def get_retriever(corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER):
-    key = (str(Path(corpus).resolve()), chunker)
+    """The Retriever for (corpus, chunker), reloaded after this process rebuilt an index."""
+    key = (str(Path(corpus).resolve()), chunker, vector_index.GENERATION)
     if key not in _RETRIEVERS:
+        for stale in [k for k in _RETRIEVERS if k[2] != vector_index.GENERATION]:
+            del _RETRIEVERS[stale]
         _RETRIEVERS[key] = Retriever(corpus, chunker)
     return _RETRIEVERS[key]
 
@@ -92,40 +129,7 @@ def retrieve_chunks(query, k=4, depth=12, corpus=CORPUS_DIR, chunker=DEFAULT_CHU
     """Question -> k passages, each {id: 'S1', chunk_id, doc, title, text, score, dense, bm25, found_by}.
 
     `qvec` is the query's embedding when the caller has it already (batch evaluation)."""
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}: choose one of {', '.join(METHODS)}")
-    r = get_retriever(corpus, chunker)
-    depth = max(depth, k)
-    dense_hits = r.dense(embed([query])[0] if qvec is None else qvec, depth) if method != "bm25" else []
-    bm25_hits = r.bm25.top(query, depth) if method in ("bm25", "fused") else []
-    dense_score, bm25_score = dict(dense_hits), dict(bm25_hits)
-    if method == "dense":
-        chosen = dense_hits[:k]
-    elif method == "bm25":
-        chosen = bm25_hits[:k]
-    elif method == "fused":
-        chosen = fuse(dense_hits, bm25_hits, lambda i: r.metas[i]["doc"], k)
-    else:
-        return _seed_interleave(r, query, dense_hits[:k], k)
-    out = []
-    for n, (i, score) in enumerate(chosen, 1):
-        found_by = [name for name, s in (("dense", dense_score), ("bm25", bm25_score)) if i in s]
-        out.append({"id": f"S{n}", **r.passage(i, score=score, dense=dense_score.get(i),
-                                                bm25=bm25_score.get(i), found_by=found_by)})
-    return out
-
-
-def _seed_interleave(r, query, dense_hits, k):
-    """The seed code's fusion, kept as written: dense chunks, then BM25 documents' prefixes, cut to k."""
-    docs = doc_index(r.corpus)[0]
-    out = [r.passage(i, score=s, dense=s, bm25=None, found_by=["dense"]) for i, s in dense_hits]
-    shown = {p["doc"] for p in out}
-    for doc, s in bm25_doc_search(query, k, r.corpus):
-        if doc not in shown and doc in docs:
-            d = docs[doc]
-            out.append({"chunk_id": f"{doc}#0", "doc": doc, "title": d.title, "score": s, "dense": None,
-                        "bm25": s, "found_by": ["bm25"], "text": f"{d.title}\n{d.text}"[:SEED_PREFIX_CHARS]})
-    return [{"id": f"S{n}", **p} for n, p in enumerate(out[:k], 1)]
+    return get_retriever(corpus, chunker).retrieve(query, k, depth, method, qvec)
 
 
 def load_golden(path=GOLDEN):

@@ -133,6 +133,7 @@ def chunk(doc, chunker):
 
 
 _MODEL = None
+GENERATION = 0   # bumped by every build that changes an index, so in-process readers reload
 
 
 def embed(texts, batch_size=32):
@@ -256,6 +257,9 @@ def build_index(corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, max_mb=MAX_FILE_MB, 
             bar.update(len(batch))
         bar.close()
         total = col.count()
+    if records or to_delete:
+        global GENERATION
+        GENERATION += 1
     return {"chunker": chunker, "docs": len(docs), "chunks": total, "embedded": len(records),
             "deleted": len(to_delete), "kept": kept, "skipped": len(failed), "seconds": time.time() - start}
 
