@@ -1,0 +1,80 @@
+"""One small disk cache shared by every script: judge verdicts, benchmark rows, graph extractions.
+
+    from cache import Cache
+    verdicts = Cache("judge")
+    key = Cache.key("supports", model, claim, source)   # a content hash of whatever decides the value
+    if key not in verdicts:
+        verdicts.put(key, {"verdict": True})
+    verdicts.get(key)   # -> {'verdict': True}
+
+A cache is an append-only JSON-lines file under `.rag/cache/` (or `$RAG_INDEX_DIR/cache/`), one
+`{"k": key, "v": value}` per line, so a run killed mid-write loses at most the line it was writing.
+On load, lines that do not parse (a torn write, a corrupted file) are dropped with one warning and the
+file is rewritten clean. Writes take a file lock, so two processes can share a cache.
+Not handled: eviction (delete the file to start over) and values that are not JSON.
+"""
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+
+from filelock import FileLock
+
+from vector_index import index_dir
+
+
+class Cache:
+    def __init__(self, name, folder=None):
+        self.path = Path(folder or index_dir() / "cache") / f"{name}.jsonl"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.lock = FileLock(str(self.path) + ".lock")
+        self.data = {}
+        self.hits = self.misses = 0
+        self._load()
+
+    @staticmethod
+    def key(*parts):
+        """Content hash of any JSON-able parts: key('a', 1) -> '9c6c...' (64 hex)."""
+        return hashlib.sha256(json.dumps(parts, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+    def _load(self):
+        if not self.path.exists():
+            return
+        bad = 0
+        with self.lock:
+            for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines():
+                try:
+                    item = json.loads(line)
+                    self.data[item["k"]] = item["v"]
+                except (ValueError, KeyError, TypeError):
+                    bad += 1
+            if bad:
+                print(f"warning: cache {self.path}: {bad} corrupted line(s) dropped, file rewritten "
+                      f"({len(self.data)} entries kept)", file=sys.stderr)
+                tmp = self.path.with_suffix(".tmp")
+                tmp.write_text("".join(self._line(k, v) for k, v in self.data.items()), encoding="utf-8")
+                os.replace(tmp, self.path)
+
+    @staticmethod
+    def _line(k, v):
+        return json.dumps({"k": k, "v": v}, ensure_ascii=False) + "\n"
+
+    def __contains__(self, key):
+        return key in self.data
+
+    def __len__(self):
+        return len(self.data)
+
+    def get(self, key, default=None):
+        if key in self.data:
+            self.hits += 1
+            return self.data[key]
+        self.misses += 1
+        return default
+
+    def put(self, key, value):
+        self.data[key] = value
+        with self.lock, open(self.path, "a", encoding="utf-8") as f:
+            f.write(self._line(key, value))
+        return value

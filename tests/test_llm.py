@@ -1,0 +1,233 @@
+"""Tests for llm.py: the scripted model, the GGUF checks, the Ollama path over HTTP, the real engine.
+
+    pytest tests/test_llm.py -m "not engine"   # offline logic, ~2 s
+    pytest tests/test_llm.py                   # plus the real 1.5B engine, ~30-60 s on 2 cores
+"""
+import hashlib
+import json
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import ollama
+import pytest
+
+import llm
+
+ROOT = Path(__file__).parent.parent
+ANSWER_SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch):
+    """Each test picks its engine explicitly; a developer's own settings must not leak in."""
+    for name in ("RAG_LLM", "RAG_MODEL", "RAG_GGUF", "OLLAMA_HOST"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def dead_url():
+    with socket.socket() as s:  # a port that was free a moment ago: nothing listens there
+        s.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{s.getsockname()[1]}"
+
+
+# ---- scripted model: control flow and counters, offline ----
+
+def test_scripted_replies_counters_and_engine_info():
+    scripted = llm.ScriptedModel(["Paris", '{"answer": "Rome"}'])
+    with llm.use_model(scripted), llm.counting() as c:
+        assert llm.engine_info() == {"engine": "scripted", "model": "scripted", "host": "in-process", "gguf": None}
+        response = llm.chat([{"role": "user", "content": "Capital of France?"}])
+        assert isinstance(response, ollama.ChatResponse)  # the real client's type, through the transport
+        assert response.message.content == "Paris"
+        assert llm.complete_json("Capital of Italy?", ANSWER_SCHEMA, system="Be brief.") == {"answer": "Rome"}
+    assert c["calls"] == 2 and c["prompt_tokens"] == 3 + 5 and c["completion_tokens"] == 1 + 2 and c["seconds"] >= 0
+    assert scripted.calls[1][0][0] == {"role": "system", "content": "Be brief."}
+    assert scripted.calls[0][1] is None and scripted.calls[1][1] == ANSWER_SCHEMA
+
+
+def test_scripted_function_sees_messages_and_schema():
+    def reply(messages, schema):
+        return json.dumps({"answer": messages[-1]["content"].upper()}) if schema else "plain"
+
+    with llm.use_model(llm.ScriptedModel(reply)):
+        assert llm.complete("hi") == "plain"
+        assert llm.complete_json("shout", ANSWER_SCHEMA) == {"answer": "SHOUT"}
+
+
+def test_stats_and_reset():
+    llm.reset_stats()
+    with llm.use_model(llm.ScriptedModel(["a b c"])):
+        llm.complete("one two")
+    assert llm.stats()["calls"] == 1 and llm.stats()["completion_tokens"] == 3
+    llm.reset_stats()
+    assert llm.stats() == {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "seconds": 0.0}
+
+
+def test_complete_json_unparsable_reply_is_one_line_error():
+    truncated = '{"answer": "The Eiffel Tower is in Par'
+    with llm.use_model(llm.ScriptedModel([truncated])), pytest.raises(llm.LLMError) as e:
+        llm.complete_json("Where?", ANSWER_SCHEMA)
+    assert truncated[:30] in str(e.value) and "\n" not in str(e.value)
+
+
+def test_scripted_logprobs_and_running_out():
+    with llm.use_model(llm.ScriptedModel([[("Par", -0.1), ("is", -2.5)]])):
+        response = llm.chat([{"role": "user", "content": "Capital?"}], logprobs=True)
+        assert response.message.content == "Paris"
+        assert llm.token_logprobs(response) == [("Par", -0.1), ("is", -2.5)]
+        with pytest.raises(llm.LLMError, match="ran out of replies"):
+            llm.complete("again")
+
+
+def test_engine_info_is_scripted_only_inside_the_block(monkeypatch):
+    monkeypatch.setenv("RAG_LLM", "embedded")
+    with llm.use_model(llm.ScriptedModel([])):
+        assert llm.engine_info()["engine"] == "scripted"
+    assert llm.engine_info()["engine"] == "embedded"  # resolving the route loads nothing
+
+
+def test_import_has_no_side_effects():
+    code = "import sys, llm; assert 'xllamacpp' not in sys.modules; assert not llm._ENGINES"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "" and out.stderr == ""
+
+
+# ---- the bundled GGUF: assembly and the sha256 refusal ----
+
+def test_wrong_sha256_is_refused_before_loading(tmp_path, monkeypatch):
+    fake = tmp_path / llm.GGUF_FILE
+    fake.write_bytes(b"GGUF not really a model")
+    loads = []
+
+    def server(params):  # stands in for llama.cpp: records that it was asked to load something
+        loads.append(params.model.path)
+        raise RuntimeError("not a model")
+
+    import xllamacpp
+    monkeypatch.setattr(xllamacpp, "Server", server)
+    monkeypatch.setenv("RAG_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("RAG_LLM", "embedded")
+    with pytest.raises(llm.LLMError) as e:
+        llm.complete("hi", max_tokens=4)
+    message = str(e.value)
+    assert str(fake) in message and llm.GGUF_SHA256 in message
+    assert hashlib.sha256(fake.read_bytes()).hexdigest() in message and "\n" not in message
+    assert loads == []  # llama.cpp never saw the file
+
+
+def test_assembly_concatenates_in_order_and_leaves_no_temp_file(tmp_path, monkeypatch):
+    parts = [tmp_path / f"part{i}.bin" for i in (1, 2, 3)]
+    for i, part in enumerate(parts):
+        part.write_bytes(bytes([i]) * 1000)
+    whole = b"".join(p.read_bytes() for p in parts)
+    monkeypatch.setattr(llm, "_part_paths", lambda: parts)
+    monkeypatch.setattr(llm, "GGUF_SHA256", hashlib.sha256(whole).hexdigest())
+    monkeypatch.setenv("RAG_CACHE_DIR", str(tmp_path / "cache"))
+    path = llm.ensure_gguf()
+    assert path.read_bytes() == whole
+    assert sorted(p.name for p in path.parent.iterdir()) == [llm.GGUF_FILE]
+
+
+def test_failed_assembly_leaves_nothing_under_the_final_name(tmp_path, monkeypatch):
+    monkeypatch.setattr(llm, "_part_paths", lambda: [tmp_path / "missing.bin"])
+    monkeypatch.setenv("RAG_CACHE_DIR", str(tmp_path / "cache"))
+    with pytest.raises(FileNotFoundError):
+        llm.ensure_gguf()
+    assert list((tmp_path / "cache").iterdir()) == []
+
+
+def test_missing_rag_gguf_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAG_LLM", "embedded")
+    monkeypatch.setenv("RAG_GGUF", str(tmp_path / "nope.gguf"))
+    assert llm.engine_info()["gguf"] == str(tmp_path / "nope.gguf")
+    with pytest.raises(llm.LLMError, match="nope.gguf is not a file"):
+        llm.complete("hi")
+
+
+# ---- the Ollama path, over real HTTP on loopback, with the real client ----
+
+def test_forced_ollama_over_http_with_scripted_model_behind(monkeypatch):
+    url, stop = llm.serve(model=llm.ScriptedModel(lambda messages, schema: "hello over http"))
+    try:
+        monkeypatch.setenv("OLLAMA_HOST", url)
+        monkeypatch.setenv("RAG_LLM", "ollama")
+        monkeypatch.setenv("RAG_MODEL", "scripted")
+        assert llm.engine_info() == {"engine": "ollama", "model": "scripted", "host": url, "gguf": None}
+        with llm.counting() as c:
+            assert llm.complete("hi") == "hello over http"
+        assert c["calls"] == 1
+        assert ollama.Client(url).generate(model="scripted", prompt="x").response == "hello over http"
+        monkeypatch.setenv("RAG_MODEL", "llama3.1:8b")  # a model this server does not have
+        with pytest.raises(llm.LLMError, match="ollama pull llama3.1:8b"):
+            llm.engine_info()
+    finally:
+        stop()
+
+
+def test_forced_ollama_without_server_is_one_line_error(monkeypatch):
+    monkeypatch.setenv("OLLAMA_HOST", dead_url())
+    monkeypatch.setenv("RAG_LLM", "ollama")
+    with pytest.raises(llm.LLMError) as e:
+        llm.complete("hi")
+    assert "ollama serve" in str(e.value) and "ollama pull" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_auto_falls_back_to_embedded_without_server(monkeypatch):
+    monkeypatch.setenv("OLLAMA_HOST", dead_url())
+    assert llm.engine_info()["engine"] == "embedded"
+
+
+def test_unknown_rag_llm_is_refused(monkeypatch):
+    monkeypatch.setenv("RAG_LLM", "gpt5")
+    with pytest.raises(llm.LLMError, match="auto, ollama or embedded"):
+        llm.engine_info()
+
+
+# ---- the real embedded engine (Qwen2.5-Coder-1.5B), kept short ----
+
+@pytest.fixture
+def embedded(monkeypatch):
+    monkeypatch.setenv("RAG_LLM", "embedded")
+    monkeypatch.delenv("RAG_CACHE_DIR", raising=False)
+    assert llm.engine_info()["engine"] == "embedded"
+
+
+@pytest.mark.engine
+def test_engine_short_answer_is_deterministic(embedded):
+    question = "What is the capital of France? Answer with one word."
+    first = llm.complete(question, max_tokens=16)
+    assert "Paris" in first
+    assert llm.complete(question, max_tokens=16) == first
+
+
+@pytest.mark.engine
+def test_engine_json_schema_reply_parses(embedded):
+    reply = llm.complete_json("What is the capital of Japan? Reply in JSON.", ANSWER_SCHEMA, max_tokens=32)
+    assert "Tokyo" in reply["answer"]
+
+
+@pytest.mark.engine
+def test_engine_logprobs(embedded):
+    response = llm.chat([{"role": "user", "content": "Name a primary color."}], logprobs=True, top_logprobs=2,
+                        max_tokens=8)
+    pairs = llm.token_logprobs(response)
+    assert pairs and all(lp <= 0 for _, lp in pairs)
+    assert "".join(token for token, _ in pairs) == response.message.content
+    assert len(response.logprobs[0].top_logprobs) == 2
+
+
+@pytest.mark.engine
+def test_engine_served_over_http_to_the_real_client(embedded, monkeypatch):
+    url, stop = llm.serve()
+    try:
+        monkeypatch.setenv("OLLAMA_HOST", url)
+        monkeypatch.setenv("RAG_LLM", "ollama")
+        monkeypatch.setenv("RAG_MODEL", llm.EMBEDDED_NAME)
+        assert llm.engine_info()["engine"] == "ollama"
+        response = llm.chat([{"role": "user", "content": "What is 2+2? Digits only."}], max_tokens=8)
+        assert "4" in response.message.content and response.eval_count > 0 and response.done
+    finally:
+        stop()
