@@ -22,7 +22,9 @@ The methods (`method=`):
 """
 import argparse
 import json
+import random
 import sys
+from itertools import zip_longest
 from pathlib import Path
 
 from bm25_baseline import BM25, doc_index, search as bm25_doc_search
@@ -169,6 +171,25 @@ def golden_problem(item):
     if not all(isinstance(d, str) for d in item["supporting_docs"]) or not item["supporting_docs"]:
         return "supporting_docs must be a non-empty list of document ids"
     return None
+
+
+def sample_golden(golden, n, seed=0):
+    """n items, half single and half multi (multi alternating between sources), in an order whose every
+    prefix is balanced too; the same n and seed give the same items. n <= 0 -> all items."""
+    if n <= 0 or n >= len(golden):
+        return list(golden)
+    rng = random.Random(seed)
+    pools = {}
+    for g in golden:
+        pools.setdefault(g["type"], {}).setdefault(g["source"], []).append(g)
+    streams = {}
+    for kind, by_source in pools.items():
+        for items in by_source.values():
+            rng.shuffle(items)
+        lists = [by_source[s] for s in sorted(by_source)]
+        streams[kind] = [x for group in zip_longest(*lists) for x in group if x is not None]
+    order = [x for pair in zip_longest(streams.get("single", []), streams.get("multi", [])) for x in pair if x]
+    return order[:n]
 
 
 def doc_recall(passages, supporting):
