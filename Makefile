@@ -18,8 +18,9 @@ install: $(STAMP)
 index: install            ## build or update the Chroma index of corpus/ (titled chunks)
 	$(BIN)/python vector_index.py
 
-demo: index               ## the main job: hybrid retrieval for a multi-hop question
+demo: index               ## the main job: a multi-hop golden question, retrieved, answered, citations verified
 	$(BIN)/python retrieve.py "$(QUESTION)"
+	$(BIN)/python verify_citations.py --ask "$(QUESTION)"
 
 test: install             ## the whole test suite (fast fixture tests + a few real-engine ones)
 	$(BIN)/python -m pytest
