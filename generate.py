@@ -104,7 +104,7 @@ def answer_schema(ids):
     """JSON schema of a cited answer; source IDs limited to the ones given."""
     cite = {"type": "string", "enum": list(ids)} if ids else {"type": "string"}
     sentence = {"type": "object", "properties": {"text": {"type": "string"},
-                                                 "sources": {"type": "array", "items": cite}},
+                                                 "sources": {"type": "array", "items": cite, "minItems": 1}},
                 "required": ["text", "sources"]}
     return {"type": "object", "required": ["sentences", "answer"],
             "properties": {"sentences": {"type": "array", "items": sentence, "maxItems": 4},

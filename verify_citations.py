@@ -19,8 +19,8 @@ ALCE's ChatGPT figures on ASQA, for comparison: recall 73.6, precision 72.5.
 """
 import argparse
 import json
+import statistics
 import sys
-import time
 from pathlib import Path
 
 import llm
@@ -66,6 +66,7 @@ def summarize(rows):
             "answer_f1": sum(f1(r["result"]["answer"], r["item"]) for r in rows) / n,
             "idk_answers": sum(r["result"]["idk"] for r in rows),
             "seconds_per_question": sum(r["result"]["cost"]["seconds"] for r in rows) / n,
+            "seconds_p50": statistics.median([r["result"]["cost"]["seconds"] for r in rows] or [0]),
             "judge_seconds_per_sentence": sum(r["judge"]["seconds"] for r in rows) / max(1, len(sentences))}
 
 
@@ -95,7 +96,8 @@ def print_answer(result, verdicts):
 COLUMNS = [("questions", "questions", "d"), ("sentences", "sentences", "d"), ("cited_sentence_rate", "cited", ".3f"),
            ("invalid_ids", "invalid", "d"), ("citation_recall", "c-recall", ".3f"),
            ("citation_precision", "c-prec", ".3f"), ("answer_f1", "F1", ".3f"),
-           ("seconds_per_question", "s/q", ".1f"), ("judge_seconds_per_sentence", "judge s", ".1f")]
+           ("seconds_per_question", "s/q", ".1f"), ("seconds_p50", "s/q p50", ".1f"),
+           ("judge_seconds_per_sentence", "judge s", ".1f")]
 
 
 def print_table(summaries):

@@ -39,8 +39,8 @@ def test_json_style_limits_ids_to_the_sources_and_drops_invalid_ones():
                            {"text": "He was born in Hartmoor [S9].", "sources": ["S2"]}], "answer": "Hartmoor"}
     with scripted(json.dumps(reply)) as model:
         r = g.generate("Where was the designer born?", passages=PASSAGES, style="json")
-    schema = model.calls[0][1]
-    assert schema["properties"]["sentences"]["items"]["properties"]["sources"]["items"]["enum"] == ["S1", "S2", "S3", "S4"]
+    sources = model.calls[0][1]["properties"]["sentences"]["items"]["properties"]["sources"]
+    assert sources["items"]["enum"] == ["S1", "S2", "S3", "S4"] and sources["minItems"] == 1
     assert r["answer"] == "Hartmoor" and not r["idk"]
     assert r["sentences"] == [{"text": "Vell designed it.", "cites": ["S1"]},
                               {"text": "He was born in Hartmoor.", "cites": ["S2"]}]
