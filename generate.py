@@ -16,7 +16,8 @@ Three prompt styles (`style=`), all selectable, measured against each other by
 - `json` (the default, the better one when measured): a JSON schema that asks for supporting sentences,
   each with its source IDs drawn from an enum of the IDs actually given, then the short answer.
 Whatever the style, cited IDs outside the given sources are dropped from the sentence and listed in
-`invalid_ids`; "I don't know" is the answer when the sources do not hold one.
+`invalid_ids`; "I don't know" is the answer when the sources do not hold one. A reply out of shape (JSON
+cut off) is a failed answer with `error` set, never a crash.
 
 Context order (`order=`): `best_first` (S1 is the best passage), `worst_first`, `edges` (best first,
 second-best last, weakest in the middle, against "lost in the middle"). Passages are relabelled in the
@@ -35,7 +36,9 @@ STYLES = ("lab", "text", "json")
 DEFAULT_STYLE = "json"
 ORDERS = ("best_first", "worst_first", "edges")
 IDK = "I don't know."
-MAX_TOKENS = 400
+MAX_TOKENS = 512
+MAX_SENTENCE_CHARS = 300         # the schema caps sentence and answer length so a JSON reply always closes
+MAX_ANSWER_CHARS = 120
 CITE_GROUP = re.compile(r"\[\s*([Ss]\d+(?:\s*[,;]\s*\[?[Ss]\d+\]?)*)\s*\]")
 SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[\[A-Z0-9\"'(])")
 IDK_PATTERN = re.compile(r"^\W*(i don'?t know|i do not know|unknown|not (stated|given|mentioned))", re.I)
@@ -103,12 +106,12 @@ def format_sources(passages, style=DEFAULT_STYLE):
 def answer_schema(ids):
     """JSON schema of a cited answer; source IDs limited to the ones given."""
     cite = {"type": "string", "enum": list(ids)} if ids else {"type": "string"}
-    sentence = {"type": "object", "properties": {"text": {"type": "string"},
+    sentence = {"type": "object", "properties": {"text": {"type": "string", "maxLength": MAX_SENTENCE_CHARS},
                                                  "sources": {"type": "array", "items": cite, "minItems": 1}},
                 "required": ["text", "sources"]}
     return {"type": "object", "required": ["sentences", "answer"],
             "properties": {"sentences": {"type": "array", "items": sentence, "maxItems": 4},
-                           "answer": {"type": "string"}}}
+                           "answer": {"type": "string", "maxLength": MAX_ANSWER_CHARS}}}
 
 
 def cited_ids(text):
@@ -175,8 +178,12 @@ def generate(question, k=4, order="best_first", style=DEFAULT_STYLE, passages=No
     ranked = retrieve_chunks(question, k, corpus=corpus, chunker=chunker) if passages is None else passages
     shown = order_passages(ranked, order)
     valid = {p["id"] for p in shown}
+    error = None
     with llm.counting() as cost:
-        answer, raw = ask_model(question, shown, style)
+        try:
+            answer, raw = ask_model(question, shown, style)
+        except llm.ReplyError as e:  # the model answered out of shape: a failed answer, not a crash
+            answer, raw, error = "", [], str(e)
     sentences, invalid = [], []
     for n, (text, ids) in enumerate(raw):
         invalid += [{"sentence": n, "id": i} for i in ids if i not in valid]
@@ -186,11 +193,11 @@ def generate(question, k=4, order="best_first", style=DEFAULT_STYLE, passages=No
         answer, sentences = IDK, [s for s in sentences if not is_idk(s["text"])]
     text = " ".join(f"{s['text']}{''.join(f' [{c}]' for c in s['cites'])}" for s in sentences) or answer
     return {"question": question, "answer": answer, "text": text, "sentences": sentences, "passages": shown,
-            "invalid_ids": invalid, "idk": idk, "style": style, "order": order, "cost": cost}
+            "invalid_ids": invalid, "idk": idk, "error": error, "style": style, "order": order, "cost": cost}
 
 
 def print_result(r):
-    print(f"\nanswer: {r['answer']}")
+    print(f"\nanswer: {r['answer']}" + (f"  (the model's reply was unusable: {r['error']})" if r["error"] else ""))
     for n, s in enumerate(r["sentences"], 1):
         print(f"  {n}. {s['text']} {' '.join(f'[{c}]' for c in s['cites']) or '(uncited)'}")
     for bad in r["invalid_ids"]:

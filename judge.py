@@ -110,7 +110,10 @@ def supports(claim, source, style=None):
         reply = llm.complete_json(f"Source: {source}\nClaim: {claim}", SCHEMAS[style],
                                   system=support_system(style), max_tokens=120)
         return str(reply.get("verdict", "")).strip().upper() == "YES"
-    return bool(_cached("supports", [style, claim, source], verdict))
+    try:
+        return bool(_cached("supports", [style, claim, source], verdict))
+    except llm.ReplyError:  # an unusable verdict counts as "not supported" and is not cached
+        return False
 
 
 def joined(passages):

@@ -65,6 +65,10 @@ class LLMError(RuntimeError):
     """A model problem explained in one line that says how to fix it."""
 
 
+class ReplyError(LLMError):
+    """The model answered, but not in the asked-for shape (e.g. JSON cut off at max_tokens)."""
+
+
 # ---- the embedded engine and the scripted model: both answer OpenAI-style chat requests ----
 
 def _part_paths():
@@ -433,14 +437,14 @@ def complete(prompt, *, system=None, **kw):
 
 
 def complete_json(prompt, schema, *, system=None, **kw):
-    """A dict that follows `schema`; LLMError (no retry) when the reply does not parse."""
+    """A dict that follows `schema`; ReplyError (no retry) when the reply does not parse."""
     response = chat(_messages(prompt, system), schema=schema, **kw)
     text = response.message.content or ""
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
         hint = "cut off at max_tokens: raise it" if response.done_reason == "length" else "not JSON"
-        raise LLMError(f"reply is {hint} ({e.msg}): {text[:80]!r}") from None
+        raise ReplyError(f"reply is {hint} ({e.msg}): {text[:80]!r}") from None
 
 
 def token_logprobs(response):

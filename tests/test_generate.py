@@ -109,3 +109,15 @@ def test_real_engine_cited_answer_is_deterministic(corpus):
 def test_real_engine_says_i_dont_know_without_the_answer(corpus):
     r = g.generate("What is the population of Medra's chapel choir in 1950?", passages=PASSAGES)
     assert r["idk"], r["answer"]
+
+
+def test_a_reply_out_of_shape_is_a_failed_answer_not_a_crash():
+    with scripted('{"sentences": [{"text": "The National Physical Laboratory of India, situated in'):
+        r = g.generate("q", passages=PASSAGES)
+    assert r["error"].startswith("reply is not JSON") and r["answer"] == g.IDK and r["sentences"] == []
+
+
+def test_the_schema_caps_lengths_so_json_always_closes():
+    s = g.answer_schema(["S1"])
+    assert s["properties"]["sentences"]["items"]["properties"]["text"]["maxLength"] == g.MAX_SENTENCE_CHARS
+    assert s["properties"]["answer"]["maxLength"] == g.MAX_ANSWER_CHARS and s["properties"]["sentences"]["maxItems"] == 4
