@@ -25,8 +25,9 @@ from pathlib import Path
 
 import llm
 from generate import DEFAULT_STYLE, ORDERS, STYLES, generate
-from judge import f1, joined, supports
-from retrieve import CORPUS_DIR, GOLDEN, load_golden, sample_golden
+from cache import Cache
+from judge import exact_match, f1, joined, supports
+from retrieve import CORPUS_DIR, GOLDEN, doc_recall, load_golden, sample_golden
 from vector_index import CorpusError
 
 HERE = Path(__file__).parent
@@ -53,32 +54,60 @@ def verify(result):
     return out
 
 
-def summarize(rows):
-    """rows of {result, verdicts, item, judge} -> the run's figures (the documented JSON keys)."""
-    sentences = [v for r in rows for v in r["verdicts"]]
-    citations = [ok for v in sentences for ok in v["precise"].values()]
-    n = max(1, len(rows))
-    return {"questions": len(rows), "sentences": len(sentences),
-            "cited_sentence_rate": sum(bool(v["cites"]) for v in sentences) / max(1, len(sentences)),
-            "invalid_ids": sum(len(r["result"]["invalid_ids"]) for r in rows),
-            "citation_recall": sum(v["supported"] for v in sentences) / max(1, len(sentences)),
-            "citation_precision": sum(citations) / max(1, len(citations)),
-            "answer_f1": sum(f1(r["result"]["answer"], r["item"]) for r in rows) / n,
-            "idk_answers": sum(r["result"]["idk"] for r in rows),
-            "seconds_per_question": sum(r["result"]["cost"]["seconds"] for r in rows) / n,
-            "seconds_p50": statistics.median([r["result"]["cost"]["seconds"] for r in rows] or [0]),
-            "judge_seconds_per_sentence": sum(r["judge"]["seconds"] for r in rows) / max(1, len(sentences))}
+def question_row(result, item, verdicts, cost, judge_cost):
+    """The numbers one answered question contributes to a run (cacheable, no model objects)."""
+    sentences, citations = verdicts, [ok for v in verdicts for ok in v["precise"].values()]
+    return {"id": item["id"], "type": item["type"], "source": item["source"], "answer": result["answer"],
+            "em": exact_match(result["answer"], item), "f1": f1(result["answer"], item),
+            "doc_recall": doc_recall(result.get("retrieved") or result["passages"], item["supporting_docs"]),
+            "sentences": len(sentences), "cited": sum(bool(v["cites"]) for v in sentences),
+            "supported": sum(v["supported"] for v in sentences), "citations": len(citations),
+            "precise": sum(citations), "invalid": len(result["invalid_ids"]), "idk": bool(result["idk"]),
+            "error": bool(result.get("error")), "calls": cost["calls"], "prompt_tokens": cost["prompt_tokens"],
+            "completion_tokens": cost["completion_tokens"], "seconds": cost["seconds"],
+            "judge_seconds": judge_cost["seconds"]}
 
 
-def run(items, style=DEFAULT_STYLE, order="best_first", corpus=CORPUS_DIR, progress=True):
+def evaluate(name, answer_fn, items, settings=None, fresh=False, progress=True):
+    """Answer each golden item with answer_fn(question) -> a generate()-shaped result, verify its
+    citations, and return one row per question. Rows are cached per (name, settings, model, question),
+    so an interrupted run resumes and a rerun is instant; fresh=True recomputes (and re-caches)."""
     from tqdm import tqdm
-    rows = []
-    for item in tqdm(items, desc=f"verify {style}", unit="q", file=sys.stderr, disable=not progress):
-        result = generate(item["question"], order=order, style=style, corpus=corpus)
+    store, model, rows = Cache("rows"), llm.engine_info()["model"], []
+    for item in tqdm(items, desc=name, unit="q", file=sys.stderr, disable=not progress):
+        key = Cache.key(name, settings or {}, model, item["question"], item["id"])
+        if not fresh and key in store:
+            rows.append(store.get(key))
+            continue
+        with llm.counting() as cost:
+            result = answer_fn(item["question"])
         with llm.counting() as judge_cost:
             verdicts = verify(result)
-        rows.append({"item": item, "result": result, "verdicts": verdicts, "judge": judge_cost})
+        rows.append(store.put(key, question_row(result, item, verdicts, cost, judge_cost)))
     return rows
+
+
+def summarize(rows):
+    """Per-question rows -> the run's figures. Sentence and citation rates are pooled over the run."""
+    total = lambda key: sum(r[key] for r in rows)
+    n, sentences = max(1, len(rows)), max(1, total("sentences"))
+    return {"questions": len(rows), "sentences": total("sentences"),
+            "cited_sentence_rate": total("cited") / sentences, "invalid_ids": total("invalid"),
+            "citation_recall": total("supported") / sentences,
+            "citation_precision": total("precise") / max(1, total("citations")),
+            "answer_em": total("em") / n, "answer_f1": total("f1") / n, "doc_recall": total("doc_recall") / n,
+            "idk_answers": total("idk"), "failed_answers": total("error"), "llm_calls": total("calls") / n,
+            "prompt_tokens": total("prompt_tokens") / n, "completion_tokens": total("completion_tokens") / n,
+            "seconds_per_question": total("seconds") / n,
+            "seconds_p50": statistics.median([r["seconds"] for r in rows] or [0]),
+            "judge_seconds_per_sentence": total("judge_seconds") / sentences}
+
+
+def run(items, style=DEFAULT_STYLE, order="best_first", corpus=CORPUS_DIR, fresh=False):
+    """The plain cited answer, generate(), over golden items -> rows."""
+    settings = {"style": style, "order": order, "corpus": str(corpus)}
+    return evaluate(f"generate-{style}", lambda q: generate(q, order=order, style=style, corpus=corpus),
+                    items, settings, fresh)
 
 
 def print_answer(result, verdicts):
@@ -118,6 +147,7 @@ def main():
     ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents")
     ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions")
     ap.add_argument("--ask", help="verify the answer to this one question instead")
+    ap.add_argument("--fresh", action="store_true", help="ignore cached per-question results")
     ap.add_argument("--json", type=Path, help="write the figures here")
     args = ap.parse_args()
     styles = [s.strip() for s in args.styles.split(",") if s.strip()]
@@ -130,7 +160,7 @@ def main():
             result = generate(args.ask, order=args.order, style=styles[0], corpus=args.corpus)
             return print_answer(result, verify(result))
         items = sample_golden(load_golden(args.golden), args.limit)
-        summaries = {s: summarize(run(items, s, args.order, args.corpus)) for s in styles}
+        summaries = {s: summarize(run(items, s, args.order, args.corpus, args.fresh)) for s in styles}
     except (CorpusError, llm.LLMError) as e:
         sys.exit(f"verify_citations: {e}")
     print_table(summaries)

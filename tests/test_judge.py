@@ -54,7 +54,7 @@ def test_faithfulness_and_relevance(fresh_cache):
 
 
 def result_with(sentences):
-    passages = [{"id": "S1", "text": "GOOD evidence"}, {"id": "S2", "text": "unrelated"}]
+    passages = [{"id": "S1", "doc": "d1", "text": "GOOD evidence"}, {"id": "S2", "doc": "d2", "text": "unrelated"}]
     return {"question": "q", "answer": "a", "sentences": sentences, "passages": passages, "invalid_ids": [],
             "idk": False, "cost": {"seconds": 1.0}}
 
@@ -67,11 +67,15 @@ def test_alce_recall_and_precision(fresh_cache):
         v = vc.verify(r)
     assert [x["supported"] for x in v] == [True, False, False]
     assert v[0]["precise"] == {"S1": True, "S2": False} and v[1]["precise"] == {"S2": False}
-    s = vc.summarize([{"item": {"answer": "a", "aliases": []}, "result": r, "verdicts": v, "judge": {"seconds": 3.0}}])
+    item = {"id": "x", "type": "multi", "source": "t", "answer": "a", "aliases": [], "supporting_docs": ["d1", "d9"]}
+    cost = {"calls": 1, "prompt_tokens": 10, "completion_tokens": 5, "seconds": 1.0}
+    row = vc.question_row(r, item, v, cost, {"seconds": 3.0})
+    assert row["doc_recall"] == 0.5 and row["em"] == 1.0 and (row["supported"], row["citations"], row["precise"]) == (1, 3, 1)
+    s = vc.summarize([row])
     assert s["citation_recall"] == pytest.approx(1 / 3)
     assert s["citation_precision"] == pytest.approx(1 / 3)
     assert s["cited_sentence_rate"] == pytest.approx(2 / 3)
-    assert s["answer_f1"] == 1.0 and s["judge_seconds_per_sentence"] == 1.0
+    assert s["answer_f1"] == 1.0 and s["judge_seconds_per_sentence"] == 1.0 and s["llm_calls"] == 1
     assert {"questions", "sentences", "cited_sentence_rate", "invalid_ids", "citation_recall",
             "citation_precision", "answer_f1", "seconds_per_question"} <= set(s)
 
@@ -114,3 +118,20 @@ def test_real_engine_judge(fresh_cache):
     src = "Medra is a small island off Port Sallow with about 300 residents. The island has no cars."
     assert judge.supports("Medra has about 300 residents.", src) is True
     assert judge.supports("Medra has a large airport.", src) is False
+
+
+def test_evaluate_caches_rows_and_resumes(fresh_cache, corpus, golden_path):
+    from retrieve import load_golden
+    items = load_golden(golden_path)[:2]
+    answers = []
+
+    def answer(q):
+        answers.append(q)
+        return result_with([{"text": "x", "cites": ["S1"]}])
+
+    with llm.use_model(llm.ScriptedModel(good_judge)):
+        first = vc.evaluate("demo", answer, items, {"k": 1}, progress=False)
+        again = vc.evaluate("demo", answer, items, {"k": 1}, progress=False)
+        other = vc.evaluate("demo", answer, items, {"k": 2}, progress=False)
+    assert first == again and len(answers) == 4  # the rerun came from the cache; new settings did not
+    assert [r["id"] for r in first] == [i["id"] for i in items] and first[0]["supported"] == 1
