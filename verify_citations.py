@@ -139,6 +139,31 @@ def print_table(summaries):
           + "   *ChatGPT on ASQA (Gao et al. 2023)")
 
 
+PATTERN_COLUMNS = [("answer_em", "EM", ".3f"), ("answer_f1", "F1", ".3f"), ("doc_recall", "doc-rec", ".3f"),
+                   ("citation_recall", "c-recall", ".3f"), ("citation_precision", "c-prec", ".3f"),
+                   ("llm_calls", "calls/q", ".1f"), ("seconds_per_question", "s/q", ".1f")]
+
+
+def compare(named_rows, splits=("all", "single", "multi")):
+    """{method: rows} -> {split: {method: summary}}, each split summarised from its own rows."""
+    pick = {"all": lambda r: True, "single": lambda r: r["type"] == "single", "multi": lambda r: r["type"] == "multi"}
+    out = {}
+    for split in splits:
+        part = {m: [r for r in rows if pick[split](r)] for m, rows in named_rows.items()}
+        if any(part.values()):
+            out[split] = {m: summarize(rows) for m, rows in part.items()}
+    return out
+
+
+def print_comparison(table):
+    """The table every pattern prints: one row per method, per split, same columns."""
+    for split, by_method in table.items():
+        n = next(iter(by_method.values()))["questions"]
+        print(f"\n{split} (n={n})\n{'method':22}" + "".join(f"{h:>10}" for _, h, _ in PATTERN_COLUMNS))
+        for method, s in by_method.items():
+            print(f"{method:22}" + "".join(f"{s[key]:>10{fmt}}" for key, _, fmt in PATTERN_COLUMNS))
+
+
 def main():
     ap = argparse.ArgumentParser(description="Verify the citations of generated answers on golden questions.")
     ap.add_argument("--limit", type=int, default=10, help="golden questions (half single, half multi)")
