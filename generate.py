@@ -164,9 +164,10 @@ def ask_model(question, passages, style):
     if style == "json":
         reply = llm.complete_json(user, answer_schema([p["id"] for p in passages]),
                                   system=SYSTEM.format(example=JSON_EXAMPLE), max_tokens=MAX_TOKENS)
+        as_list = lambda x: x if isinstance(x, list) else []  # an engine may ignore the schema
         sentences = [(strip_cites(str(s.get("text", ""))),
-                      [str(i).upper() for i in s.get("sources", [])] + cited_ids(str(s.get("text", ""))))
-                     for s in reply.get("sentences", []) if isinstance(s, dict)]
+                      [str(i).upper() for i in as_list(s.get("sources"))] + cited_ids(str(s.get("text", ""))))
+                     for s in as_list(reply.get("sentences")) if isinstance(s, dict)]
         return str(reply.get("answer", "")).strip(), [(s, list(dict.fromkeys(c))) for s, c in sentences if s]
     raise ValueError(f"unknown style {style!r}: choose one of {', '.join(STYLES)}")
 

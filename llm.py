@@ -441,10 +441,13 @@ def complete_json(prompt, schema, *, system=None, **kw):
     response = chat(_messages(prompt, system), schema=schema, **kw)
     text = response.message.content or ""
     try:
-        return json.loads(text)
+        reply = json.loads(text)
     except json.JSONDecodeError as e:
         hint = "cut off at max_tokens: raise it" if response.done_reason == "length" else "not JSON"
         raise ReplyError(f"reply is {hint} ({e.msg}): {text[:80]!r}") from None
+    if schema.get("type") == "object" and not isinstance(reply, dict):  # an engine that ignored the schema
+        raise ReplyError(f"reply is JSON but not an object: {text[:80]!r}")
+    return reply
 
 
 def token_logprobs(response):

@@ -64,14 +64,14 @@ def read_document(path, max_bytes=MAX_FILE_MB * 2**20):
     if size > max_bytes:
         raise ValueError(f"{size / 2**20:.1f} MB is over the {max_bytes / 2**20:.0f} MB limit (--max-mb)")
     raw = path.read_bytes()
-    if not raw.strip():
-        raise ValueError("empty file")
     if b"\x00" in raw[:8192]:
         raise ValueError("binary file (contains NUL bytes)")
     try:
         content = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise ValueError(f"not valid UTF-8 (byte 0x{raw[e.start]:02x} at offset {e.start})") from None
+    if not content.strip():
+        raise ValueError("empty file")
     lines = content.strip().splitlines()
     title = lines[0].strip().lstrip("#").strip()[:200] if lines else path.stem
     body = "\n".join(lines[1:]).strip() or content.strip()
