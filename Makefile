@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum requirements.txt | cut -d' ' -f1)
-QUESTION ?= Who was the first president of the association which published Journal of Psychotherapy Integration?
+QUESTION ?= Indian film photographer Jagdish Mali, known for taking images of various celebrities including Shabana Azmi, is father to which Bollywood actress?
 
 .PHONY: install index demo test bench clean
 
