@@ -1,0 +1,468 @@
+"""Week 6: questions no single document answers. Route, decompose, retrieve per hop, answer with citations.
+
+    python multihop.py "When does monsoon season happen in the city where India's national physical laboratory is located?"
+    python multihop.py --mode iterative "question"     # force a mode: single, parallel or iterative
+    python multihop.py --router llm "question"         # the LLM router instead of the learned one
+
+Expected output: the settings, the route (learned router: P(multi), under 1 ms), the sub-questions, each hop
+(query, retrieved chunk ids, hop answer), warnings and fallbacks, the cited answer, its sources and the cost
+(LLM calls, tokens, seconds). 4-5 LLM calls for a two-hop question: ~80 s measured here while other jobs
+shared the 2 cores (RAG_THREADS=1), roughly 20-30 s on idle cores.
+
+- Routers: `needs_decomposition()` asks the model (schema: what to look up first, then yes/no; worked
+  examples in a constant system prompt). `learned_route()` is a logistic regression on surface features
+  (length, ">>", inner wh-words, capitals, possessives, ...): no model call, ~0.02 ms, 5-fold CV accuracy
+  0.947 on golden.json. router_eval.py cross-validates it and saves the fit on all items to .rag/router.json;
+  without that file the first smart_answer() fits and saves it (~0.1 s, no embeddings).
+- `decompose()`: a schema-constrained list; later sub-questions say [ANSWER_N] for sub-question N's answer.
+  Cleaned: "#1" -> [ANSWER_1]; empty items, repeats of the question and duplicates dropped (trace warning).
+- `multihop_answer()` (parallel): the question and each sub-question (placeholders removed) retrieved on their
+  own, merged round-robin by rank without repeated chunk ids, cut to `final_k`, one cited answer.
+- `iterative_answer()` (sequential): hop 0 retrieves the question; hop N fills [ANSWER_N] from earlier hop
+  answers, retrieves, answers in a few words naming its source; before an independent step (no placeholder
+  left) it asks whether the facts already answer the question and stops if so. The final prompt holds each
+  hop's evidence chunk first, and the hop answers ride along with the question as notes. A placeholder that
+  cannot be filled (a hop found nothing, or it points forward) breaks the chain: single-hop fallback.
+Every answer is generate()'s dict plus `mode`, `trace` (list of steps), `fallback` (reason or None),
+`retrieved` (every chunk seen) and `cost` of the whole run. Not handled: hops that need a list of answers.
+"""
+import argparse
+import json
+import re
+import sys
+import time
+from itertools import zip_longest
+from pathlib import Path
+
+import numpy as np
+
+import llm
+from generate import format_sources, generate, is_idk
+from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, load_golden, retrieve_chunks
+from vector_index import CorpusError, embed, index_dir
+
+MODES = ("single", "parallel", "iterative")
+MAX_PARTS = 3        # sub-questions (and hops) at most: 195 of the 200 golden multi questions have 2-3 hops
+HOP_K = 3            # chunks retrieved per sub-question / hop
+FINAL_K = 4          # chunks in the final prompt: generate()'s k, so every mode is compared at equal context
+ROUTER_VERSION = "router-v1"
+VERSION = "multihop-v1"   # bump when answers change for the same prompts: router_eval's cached rows then recompute
+PLACEHOLDER = re.compile(r"\[ANSWER_(\d+)\]")
+LOOSE_PLACEHOLDER = re.compile(r"\[\s*answer[\s_-]*(\d+)\s*\]|#(\d+)\b", re.I)  # what small models write
+INNER_WH = {"where", "which", "who", "whose", "whom", "that", "when", "what"}
+SURFACE_FEATURES = ("log_words", "has_>>", "commas", "inner_wh_words", "capitalized_words", "possessives",
+                    "of_the", "comparison_words", "and")
+
+
+def _shots(rows, keys):
+    return "\n".join(f"Question: {r[0]}\n" + json.dumps(dict(zip(keys, r[1:]))) for r in rows)
+
+
+# a first try without the look_up_first field said "yes" to 6 questions in 6, single ones included; the last two
+# examples were added after "X >> place of birth" (said yes) and "both" comparisons (said no) failed on 20 questions
+ROUTER_SYSTEM = """You decide whether answering a question needs two or more facts that are found in different places.
+"yes": the question names a thing only by a description that must be looked up first (a chain), or compares two things.
+"no": one fact about a named thing answers it; terse questions like "Lake Orvo >> country" are "no".
+First write what must be looked up first ("nothing" if the question names everything), then the verdict.
+
+""" + _shots([("Who designed the Halvard Tower?", "nothing", "no"),
+              ("In which country was the architect of the Halvard Tower born?", "the architect of the Halvard Tower", "yes"),
+              ("Sand Harbour >> located in the administrative territorial entity", "nothing", "no"),
+              ("When was the cathedral built in the city where Mara Quell died?", "the city where Mara Quell died", "yes"),
+              ("What is Mara Quell's spouse's name?", "nothing", "no"),
+              ("Which lake is deeper, Lake Orvo or Lake Tamsin?", "the depth of each lake", "yes"),
+              ("The director of Grey Harbour is who?", "nothing", "no"),
+              ("Tomas Reyes >> place of birth", "nothing", "no"),
+              ("Are Lake Orvo and Lake Tamsin both in Norway?", "the country of each lake", "yes")],
+             ("look_up_first", "multi_hop"))
+ROUTE_SCHEMA = {"type": "object", "required": ["look_up_first", "multi_hop"], "properties": {
+    "look_up_first": {"type": "string", "maxLength": 100}, "multi_hop": {"type": "string", "enum": ["yes", "no"]}}}
+
+# without look_up_first the model copied the whole question as its only sub-question 3 times in 5 (8 golden
+# questions tried); with it, chains like 'Who made X?' -> 'What is the birthplace of [ANSWER_1]?' came out
+DECOMPOSE_SYSTEM = """Split a question into the simple questions that must be answered, in order, to answer it.
+First copy, word for word, the part of the question that describes a thing without naming it: that is what
+to look up first ("nothing" if the question names everything). Then write the sub-questions: the first asks
+what that thing is; later ones write [ANSWER_1], [ANSWER_2], ... for the answers of earlier ones.
+Never copy the whole question.
+
+""" + _shots([("In which country was the architect of the Halvard Tower born?", "the architect of the Halvard Tower",
+               ["Who was the architect of the Halvard Tower?", "In which country was [ANSWER_1] born?"]),
+              ("Which lake is deeper, Lake Orvo or Lake Tamsin?", "nothing",
+               ["How deep is Lake Orvo?", "How deep is Lake Tamsin?"]),
+              ("What is the population of the capital of the country where Mount Kela stands?",
+               "the country where Mount Kela stands", ["In which country does Mount Kela stand?",
+                                                       "What is the capital of [ANSWER_1]?",
+                                                       "What is the population of [ANSWER_2]?"]),
+              ("The river that flows through Dunmere is a tributary of which river?", "The river that flows through Dunmere",
+               ["Which river flows through Dunmere?", "[ANSWER_1] is a tributary of which river?"])],
+             ("look_up_first", "sub_questions"))
+
+HOP_SYSTEM = """Answer the question from the sources in a few words (a name, place, date or number), not a sentence,
+and give the ID of the source that states it. If no source states it, answer "unknown" with source "none".
+
+<source id="S1" title="Halvard Tower">The Halvard Tower in Brisk was designed by the architect Lena Osk.</source>
+<source id="S2" title="Brisk">Brisk is a port city on the north coast.</source>
+""" + _shots([("Who was the architect of the Halvard Tower?", "Lena Osk", "S1"),
+              ("When was Lena Osk born?", "unknown", "none")], ("answer", "source"))
+
+ANSWERABLE_SYSTEM = """You get a question and the facts found so far. Say "yes" only if the facts alone give the answer;
+say "no" if something the question asks about is still missing.
+
+Facts: Who was the architect of the Halvard Tower? -> Lena Osk
+Question: In which country was the architect of the Halvard Tower born?
+{"answerable": "no"}
+Facts: Who was the architect of the Halvard Tower? -> Lena Osk; In which country was Lena Osk born? -> Norway
+Question: In which country was the architect of the Halvard Tower born?
+{"answerable": "yes"}"""
+YES_NO = {"type": "string", "enum": ["yes", "no"]}
+
+
+def check_question(question):
+    if not isinstance(question, str) or not question.strip():
+        raise ValueError("the question is empty")
+    return question.strip()
+
+
+def _repeats(a, b, overlap=0.8):
+    """True when two questions share (nearly) all their words: a rephrasing, not a part."""
+    x, y = (set(re.findall(r"[a-z0-9]+", s.lower())) for s in (a, b))
+    return bool(x and y) and len(x & y) / len(x | y) >= overlap
+
+
+# ---- routers ----
+
+def needs_decomposition(question):
+    """The LLM router: True when the question needs more than one lookup. LLMError on a bad reply."""
+    reply = llm.complete_json(f"Question: {check_question(question)}", ROUTE_SCHEMA, system=ROUTER_SYSTEM, max_tokens=60)
+    value = str(reply.get("multi_hop", "")).strip().lower() if isinstance(reply, dict) else ""
+    if value not in ("yes", "no"):
+        raise llm.LLMError(f"router reply has no yes/no: {str(reply)[:80]!r}")
+    return value == "yes"
+
+
+def surface_features(question):
+    """Cheap cues of a composed question, named in SURFACE_FEATURES. 'Brand >> author' -> [1.39, 1.0, 0, ...]"""
+    words, low = question.split(), question.lower()
+    inner = [w.strip(",?.'\"").lower() for w in words[1:]]
+    return [float(np.log1p(len(words))), float(">>" in question), question.count(","), sum(w in INNER_WH for w in inner),
+            sum(w[:1].isupper() for w in words[1:]), low.count("'s "), low.count(" of the "),
+            float(bool(re.search(r"\b(both|same|first|older|younger|more|less|common)\b", low))), float(" and " in low)]
+
+
+def router_features(questions, features="surface", vecs=None):
+    """(n, 9) surface features; features='surface+embed' appends the 384-d question embeddings."""
+    x = np.array([surface_features(q) for q in questions], dtype=float).reshape(len(questions), -1)
+    if features == "surface":
+        return x
+    return np.hstack([x, embed(questions) if vecs is None else np.asarray(vecs)])
+
+
+def predict_proba(model, x):
+    """P(multi) per row of features, from a model saved as JSON (mean, std, coef, intercept)."""
+    z = (np.asarray(x) - model["mean"]) / model["std"] @ np.asarray(model["coef"]) + model["intercept"]
+    return 1 / (1 + np.exp(-np.clip(z, -30, 30)))
+
+
+def router_path():
+    return index_dir() / "router.json"
+
+
+def load_router(path=None, golden=GOLDEN):
+    """The saved learned router; fitted on `golden` and saved when there is none (~0.1 s: no embeddings)."""
+    path = Path(path or router_path())
+    if path.exists():
+        model = json.loads(path.read_text())
+        if model.get("version") == ROUTER_VERSION:
+            return model
+    from router_eval import save_router, train_router  # the fitting lives beside its cross-validation
+    return save_router(train_router(load_golden(golden)), path)
+
+
+def learned_route(question, model):
+    """(multi?, P(multi)), no model call. ('Brand >> author', model) -> (False, 0.00001)"""
+    p = float(predict_proba(model, router_features([question], model["features"]))[0])
+    return p > 0.5, p
+
+
+# ---- decomposition and hops ----
+
+def decompose(question, max_parts=MAX_PARTS, trace=None):
+    """Question -> sub-questions, later ones saying [ANSWER_N]; [] when nothing usable is left; LLMError when
+    the reply is not JSON. The raw reply and every problem go to `trace`.
+    'In which village was the designer of Ashford Bridge born?'
+      -> ['Who designed Ashford Bridge?', 'In which village was [ANSWER_1] born?']"""
+    question, trace = check_question(question), trace if trace is not None else []
+    schema = {"type": "object", "required": ["look_up_first", "sub_questions"], "properties": {
+        "look_up_first": {"type": "string", "maxLength": 120},
+        "sub_questions": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": max_parts}}}
+    reply = llm.complete_json(f"Question: {question}", schema, system=DECOMPOSE_SYSTEM, max_tokens=60 + 50 * max_parts)
+    raw = reply.get("sub_questions") if isinstance(reply, dict) else None
+    raw = raw if isinstance(raw, list) else []
+    warn = lambda msg: trace.append({"step": "warning", "message": f"decomposition: {msg}"})
+    kept, number = [], {}
+    for n, s in enumerate(raw[:max_parts], 1):
+        s = LOOSE_PLACEHOLDER.sub(lambda m: f"[ANSWER_{m.group(1) or m.group(2)}]", " ".join(str(s).split()))
+        if not re.search(r"[A-Za-z0-9]", PLACEHOLDER.sub("", s)):
+            warn(f"sub-question {n} is empty, dropped")
+        elif _repeats(s, question):
+            warn(f"sub-question {n} repeats the question, dropped")
+        elif any(_repeats(s, k, 1.0) for k in kept):
+            warn(f"sub-question {n} repeats an earlier one, dropped")
+        else:
+            kept.append(s)
+            number[n] = len(kept)
+    # renumber after drops; a placeholder for a dropped item becomes [ANSWER_0], which never fills
+    out = [PLACEHOLDER.sub(lambda m: f"[ANSWER_{number.get(int(m.group(1)), 0)}]", s) for s in kept]
+    if len(raw) > max_parts:
+        warn(f"{len(raw)} sub-questions, kept the first {max_parts}")
+    if not out:
+        warn(f"empty decomposition (model wrote {json.dumps(raw)[:120]})")
+    trace.append({"step": "decompose", "look_up_first": reply.get("look_up_first") if isinstance(reply, dict) else None,
+                  "raw": raw, "sub_questions": out})
+    return out
+
+
+def plan(question, max_parts, trace):
+    """decompose(), with an unreadable reply (LLMError) turned into a trace warning and []."""
+    try:
+        return decompose(question, max_parts, trace)
+    except llm.LLMError as e:
+        trace.append({"step": "warning", "message": f"decomposition failed: {e}"})
+        return []
+
+
+def fill(sub_question, answers):
+    """Placeholders -> earlier hop answers (None = that hop found none). Returns (query, unfillable numbers).
+    ('Where was [ANSWER_1] born?', ['Tomas Vell']) -> ('Where was Tomas Vell born?', [])"""
+    bad = [int(n) for n in PLACEHOLDER.findall(sub_question) if not 0 < int(n) <= len(answers) or answers[int(n) - 1] is None]
+    return (sub_question if bad else PLACEHOLDER.sub(lambda m: answers[int(m.group(1)) - 1], sub_question)), bad
+
+
+def answer_hop(query, passages):
+    """One hop -> (short answer or None, chunk_id of its source or None). LLMError on a bad reply."""
+    schema = {"type": "object", "required": ["answer", "source"], "properties": {
+        "answer": {"type": "string", "maxLength": 80},
+        "source": {"type": "string", "enum": [p["id"] for p in passages] + ["none"]}}}
+    reply = llm.complete_json(f"{format_sources(passages)}\nQuestion: {query}", schema, system=HOP_SYSTEM, max_tokens=60)
+    answer = " ".join(str(reply.get("answer", "")).split()).strip(" .")
+    source = next((p["chunk_id"] for p in passages if p["id"] == reply.get("source")), None)
+    return (None if is_idk(answer) else answer), source
+
+
+def is_answerable(question, facts):
+    schema = {"type": "object", "properties": {"answerable": YES_NO}, "required": ["answerable"]}
+    reply = llm.complete_json(f"Facts: {'; '.join(facts)}\nQuestion: {question}", schema, system=ANSWERABLE_SYSTEM,
+                              max_tokens=16)
+    return str(reply.get("answerable", "")).lower() == "yes"
+
+
+def merge_passages(lists, final_k=None, first=()):
+    """Ranked lists -> one, round-robin by rank, no chunk_id twice, chunk ids in `first` ahead; with final_k,
+    new documents before second chunks of a document, then cut. ([[a, b], [a, c]]) -> [a, b, c]"""
+    pool = [p for c in first for ps in lists for p in ps if p["chunk_id"] == c]
+    merged, seen = [], set()
+    for p in pool + [p for row in zip_longest(*lists) for p in row if p]:
+        if p["chunk_id"] not in seen:
+            seen.add(p["chunk_id"])
+            merged.append(p)
+    if final_k is None:
+        return merged
+    docs, fresh, rest = set(), [], []
+    for p in merged:
+        (rest if p["doc"] in docs else fresh).append(p)
+        docs.add(p["doc"])
+    return (fresh + rest)[:final_k]
+
+
+def _retrieve(query, k, hop, trace, corpus, chunker):
+    found = [dict(p, hop=hop) for p in retrieve_chunks(query, k, corpus=corpus, chunker=chunker)]
+    trace.append({"step": "retrieve", "hop": hop, "query": query, "chunks": [p["chunk_id"] for p in found]})
+    return found
+
+
+def _finish(result, question, mode, trace, seen, fallback, cost, start):
+    if not trace or trace[-1]["step"] != "synthesize":  # a fallback inside a mode has synthesized already
+        trace.append({"step": "synthesize", "chunks": [p["chunk_id"] for p in result["passages"]], "answer": result["answer"]})
+    result.update(question=question, mode=mode, trace=trace, fallback=fallback,
+                  cost={**cost, "wall_seconds": time.perf_counter() - start},
+                  retrieved=[{"chunk_id": p["chunk_id"], "doc": p["doc"]} for p in merge_passages([seen])])
+    return result
+
+
+def single_answer(question, final_k=FINAL_K, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, trace=None, reason=None):
+    """One retrieval, one cited answer (generate()), as a multihop-style result; `reason` marks a fallback."""
+    question, trace, start = check_question(question), trace if trace is not None else [], time.perf_counter()
+    if reason:
+        trace.append({"step": "fallback", "to": "single", "reason": reason})
+    with llm.counting() as cost:
+        passages = _retrieve(question, final_k, 0, trace, corpus, chunker)
+        result = generate(question, passages=passages)
+    return _finish(result, question, "single", trace, passages, reason, cost, start)
+
+
+def multihop_answer(question, k=HOP_K, final_k=FINAL_K, max_parts=MAX_PARTS, sub_questions=None,
+                    corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER):
+    """Parallel: the question and each sub-question retrieved on their own, merged, one cited answer.
+    final_k=None keeps every merged chunk. `sub_questions` skips decompose() (smart_answer has them)."""
+    question, trace, start = check_question(question), [], time.perf_counter()
+    with llm.counting() as cost:
+        subs = plan(question, max_parts, trace) if sub_questions is None else list(sub_questions)
+        fallback = None if subs else "no usable decomposition: the question alone was retrieved"
+        if fallback:
+            trace.append({"step": "fallback", "to": "single", "reason": fallback})
+        # a placeholder has no words to search for: the rest of the sub-question is the query
+        lists = [_retrieve(" ".join(PLACEHOLDER.sub("", s).split()), k, n, trace, corpus, chunker)
+                 for n, s in enumerate([question] + subs)]
+        chosen = merge_passages(lists, final_k)
+        trace.append({"step": "merge", "chunks": [p["chunk_id"] for p in chosen],
+                      "left_out": len(merge_passages(lists)) - len(chosen)})
+        result = generate(question, passages=chosen)
+    return _finish(result, question, "parallel", trace, [p for ps in lists for p in ps], fallback, cost, start)
+
+
+def iterative_answer(question, max_hops=MAX_PARTS, k=HOP_K, final_k=FINAL_K, sub_questions=None, stop_early=True,
+                     corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER):
+    """Sequential: hop by hop, [ANSWER_N] filled from earlier answers, retrieved, answered; stops when the
+    facts answer the question (asked only when no later step waits for an answer); one cited answer, each
+    hop's evidence chunk first. A broken chain falls back to single_answer(), the reason in `fallback` and
+    the trace. final_k=None keeps every chunk seen."""
+    question, trace, start = check_question(question), [], time.perf_counter()
+    with llm.counting() as cost:
+        subs = plan(question, max_hops, trace) if sub_questions is None else list(sub_questions)
+        if len(subs) > max_hops:
+            trace.append({"step": "warning", "message": f"{len(subs)} sub-questions, max_hops {max_hops}: the rest dropped"})
+        answers, evidence, facts, broken = [], [], [], None if subs else "no usable decomposition"
+        lists = [_retrieve(question, k, 0, trace, corpus, chunker)]  # hop 0: the question itself, no model call
+        for n, sub in enumerate(subs[:max_hops], 1):
+            query, bad = fill(sub, answers)
+            if bad:
+                broken = f"hop {n}: placeholder [ANSWER_{bad[0]}] never filled in {sub!r}"
+                break
+            lists.append(_retrieve(query, k, n, trace, corpus, chunker))
+            try:
+                answer, source = answer_hop(query, lists[-1])
+            except llm.LLMError as e:
+                answer, source = None, None
+                trace.append({"step": "warning", "message": f"hop {n}: answer unreadable: {e}"})
+            answers.append(answer)
+            evidence += [source] if source else []
+            facts += [f"{query} -> {answer}"] if answer else []
+            trace.append({"step": "hop", "n": n, "sub_question": sub, "query": query, "answer": answer, "source": source})
+            if answer is None:
+                trace.append({"step": "warning", "message": f"hop {n}: no answer found"})
+            elif stop_early and n < min(len(subs), max_hops) and not any(map(PLACEHOLDER.search, subs[n:max_hops])):
+                # only before independent steps: asked mid-chain, the model took the bridge entity for the
+                # answer ("New Delhi" for a monsoon question) and skipped the hop that finds the answer
+                try:
+                    done = is_answerable(question, facts)
+                except llm.LLMError as e:
+                    done = False
+                    trace.append({"step": "warning", "message": f"answerable check unreadable: {e}"})
+                trace.append({"step": "answerable", "after_hop": n, "answerable": done})
+                if done:
+                    break
+        seen = [p for ps in lists for p in ps]
+        if broken:
+            result = single_answer(question, final_k or FINAL_K, corpus, chunker, trace=trace, reason=broken)
+            seen += result["passages"]
+        else:
+            chosen = merge_passages(lists, final_k, first=evidence)
+            trace.append({"step": "merge", "chunks": [p["chunk_id"] for p in chosen], "evidence": evidence})
+            # the hop answers travel with the question as notes; the sources stay the only thing to cite
+            notes = f"{question}\n(Notes from earlier lookups: {'; '.join(facts)}.)" if facts else question
+            result = generate(notes, passages=chosen)
+    return _finish(result, question, "iterative", trace, seen, broken, cost, start)
+
+
+def smart_answer(question, router="learned", router_model=None, k=HOP_K, final_k=FINAL_K, max_hops=MAX_PARTS,
+                 corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER):
+    """Route, then: single -> single_answer(); multi -> decompose, then iterative_answer() when a sub-question
+    waits for an earlier answer ([ANSWER_N]), multihop_answer() when the parts are independent (comparisons).
+    The saved learned router was fitted on golden.json: do not score its routing on those questions here
+    (router_eval.py scores out-of-fold predictions)."""
+    question, trace, start = check_question(question), [], time.perf_counter()
+    if router not in ("learned", "llm"):
+        raise ValueError(f"unknown router {router!r}: choose learned or llm")
+    with llm.counting() as cost:
+        model = router_model or (load_router() if router == "learned" else None)
+        t, multi, p = time.perf_counter(), None, None
+        if router == "llm":
+            try:
+                multi = needs_decomposition(question)
+            except llm.LLMError as e:
+                trace.append({"step": "warning", "message": f"LLM router failed ({e}): learned router used"})
+        if multi is None:
+            router, (multi, p) = "learned", learned_route(question, model or load_router())
+        trace.append({"step": "route", "router": router, "multi": multi, "p_multi": p,
+                      "ms": (time.perf_counter() - t) * 1000})
+        subs = plan(question, max_hops, trace) if multi else []
+        if not subs:
+            result = single_answer(question, final_k, corpus, chunker, [], "no usable decomposition" if multi else None)
+        elif any(PLACEHOLDER.search(s) for s in subs):
+            result = iterative_answer(question, max_hops, k, final_k, subs, corpus=corpus, chunker=chunker)
+        else:
+            result = multihop_answer(question, k, final_k, max_hops, subs, corpus=corpus, chunker=chunker)
+    result.update(trace=trace + result["trace"], cost={**cost, "wall_seconds": time.perf_counter() - start})
+    return result
+
+
+def print_result(r):
+    for s in r["trace"]:
+        if s["step"] == "route":
+            print(f"route: {'multi' if s['multi'] else 'single'} by the {s['router']} router ({s['ms']:.2f} ms"
+                  + (f", P(multi) {s['p_multi']:.2f})" if s["p_multi"] is not None else ")"))
+        elif s["step"] == "decompose":
+            print("sub-questions:" + "".join(f"\n  {n}. {q}" for n, q in enumerate(s["sub_questions"], 1)))
+        elif s["step"] == "retrieve":
+            print(f"hop {s['hop']} retrieve {s['query']!r}: {', '.join(s['chunks'])}")
+        elif s["step"] == "hop":
+            print(f"hop {s['n']} answer: {s['answer']} (source {s['source']})")
+        elif s["step"] in ("warning", "fallback", "answerable"):
+            print(f"  {s['step']}: " + (s.get("message") or s.get("reason")
+                                         or f"after hop {s['after_hop']}: {s['answerable']}"))
+    print(f"\nmode: {r['mode']}" + (f" (fell back to single-hop: {r['fallback']})" if r["fallback"] else "")
+          + f"\nanswer: {r['answer']}")
+    for n, s in enumerate(r["sentences"], 1):
+        print(f"  {n}. {s['text']} {' '.join(f'[{c}]' for c in s['cites']) or '(uncited)'}")
+    for p in r["passages"]:
+        print(f"{p['id']:4} {p['chunk_id'][:56]:56} {' '.join(p['text'].split())[:56]}")
+    c = r["cost"]
+    print(f"llm calls {c['calls']}  prompt tokens {c['prompt_tokens']}  completion tokens {c['completion_tokens']}  "
+          f"{c['wall_seconds']:.1f} s")
+
+
+def main():
+    ap = argparse.ArgumentParser(description="Answer a multi-hop question: route, decompose, retrieve per hop, cite.")
+    ap.add_argument("question", nargs="?", default="Who was the first president of the association which "
+                    "published Journal of Psychotherapy Integration?", help="the question")
+    ap.add_argument("--mode", choices=("auto",) + MODES, default="auto", help="auto: the router decides")
+    ap.add_argument("--router", choices=("learned", "llm"), default="learned", help="which router --mode auto asks")
+    ap.add_argument("--k", type=int, default=HOP_K, help="chunks retrieved per sub-question / hop")
+    ap.add_argument("--final-k", type=int, default=FINAL_K, help="chunks in the final prompt")
+    ap.add_argument("--max-hops", type=int, default=MAX_PARTS, help="sub-questions / hops at most")
+    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents")
+    ap.add_argument("--chunker", default=DEFAULT_CHUNKER, help="which collection to retrieve from")
+    args = ap.parse_args()
+    if min(args.k, args.final_k, args.max_hops) < 1:
+        sys.exit("multihop: --k, --final-k and --max-hops must be at least 1")
+    try:
+        question, kw = check_question(args.question), {"corpus": args.corpus, "chunker": args.chunker}
+        info = llm.engine_info()
+        print(f"question={question!r} mode={args.mode} router={args.router} k={args.k} final_k={args.final_k} "
+              f"max_hops={args.max_hops} corpus={args.corpus}\nmodel: {info['engine']} {info['model']}")
+        if args.mode == "auto":
+            r = smart_answer(question, args.router, k=args.k, final_k=args.final_k, max_hops=args.max_hops, **kw)
+        elif args.mode == "single":
+            r = single_answer(question, args.final_k, **kw)
+        elif args.mode == "parallel":
+            r = multihop_answer(question, args.k, args.final_k, args.max_hops, **kw)
+        else:
+            r = iterative_answer(question, args.max_hops, args.k, args.final_k, **kw)
+        print_result(r)
+    except (ValueError, CorpusError, llm.LLMError) as e:
+        sys.exit(f"multihop: {e}")
+
+
+if __name__ == "__main__":
+    main()

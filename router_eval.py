@@ -1,0 +1,277 @@
+"""Step 6: does routing pay? Router confusion matrices, then single vs parallel vs iterative on multi questions.
+
+    python router_eval.py                                  # routers on every golden question, modes on 40 multi ones
+    python router_eval.py --limit 2 --router-limit 20      # a smoke run: 5 min measured with the CPU shared
+    python router_eval.py --limit 100 --modes single,iterative --json results/router_eval.json
+
+Expected output: the settings; the learned router's 5-fold cross-validated confusion matrix (surface features,
+the one saved to .rag/router.json and used by multihop.smart_answer; and surface + question embeddings, for
+comparison) with decision time; the LLM router on --router-limit questions (half single, half multi); one row
+per router: accuracy per source, wasted decompositions (fired on single) and misses (multi sent to single) with
+their cost; then one row per mode on the multi questions, overall and per source: F1, EM, supporting-doc recall
+of the final prompt's chunks (all modes hold --final-k) and of every chunk retrieved, LLM calls, seconds.
+Writes the confusion-matrix PNG (--png) and --json. Time on 2 idle cores: ~2 s per LLM-routed question; per
+multi question ~6 s single, ~12 s parallel, ~20 s iterative. Every per-question result is cached
+(.rag/cache/router_eval.jsonl, keyed by mode, question, model, prompts and settings): an interrupted run resumes
+and a rerun takes seconds; --fresh recomputes.
+Honesty: the learned router is scored only on out-of-fold predictions (stratified, seeded folds): no item is
+scored by a model that saw it. The saved router is fitted on all items and is never scored here. Its features
+and L2 strength were picked after comparing a few on the same folds (optimism small but not zero). The LLM
+router's last two worked examples were added after errors on the 20-question smoke sample: 15/20 there
+before; 19/20 after, on 20 other golden questions. "learned (same q)" is the learned router on the LLM
+router's questions, for a side-by-side at equal n.
+"""
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import llm
+import multihop
+from cache import Cache
+from generate import SYSTEM as ANSWER_SYSTEM, generate
+from judge import exact_match, f1
+from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, doc_recall, load_golden, sample_golden
+from vector_index import CorpusError
+
+HERE = Path(__file__).parent
+PNG = HERE / "results" / "router_confusion.png"
+MODES = multihop.MODES       # single = generate(), parallel = multihop_answer(), iterative = iterative_answer()
+DEFAULT_LIMIT = 40           # multi questions for the modes (alternating sources): ~30 min on the embedded engine
+FOLDS, SEED = 5, 0
+LAMBDA = 1.0                 # L2 strength; CV accuracy of the surface router was flat (0.94-0.95) for 0.1-10
+PROMPTS = Cache.key(multihop.VERSION, multihop.ROUTER_SYSTEM, multihop.DECOMPOSE_SYSTEM, multihop.HOP_SYSTEM,
+                    multihop.ANSWERABLE_SYSTEM, ANSWER_SYSTEM)[:12]   # a changed prompt invalidates cached rows
+
+
+def fit_logreg(x, y, lam=LAMBDA, iters=30):
+    """L2 logistic regression on standardised features by Newton's method -> {mean, std, coef, intercept}."""
+    mean, std = x.mean(0), x.std(0) + 1e-6
+    z = np.hstack([(x - mean) / std, np.ones((len(x), 1))])
+    w, reg = np.zeros(z.shape[1]), np.full(z.shape[1], float(lam))
+    reg[-1] = 1e-4  # the intercept is almost free; the tiny term keeps it finite when a fold holds one class
+    for _ in range(iters):
+        p = 1 / (1 + np.exp(-np.clip(z @ w, -30, 30)))
+        step = np.linalg.solve((z * (p * (1 - p))[:, None]).T @ z + np.diag(reg), z.T @ (p - y) + reg * w)
+        w -= step
+        if np.abs(step).max() < 1e-7:
+            break
+    return {"mean": mean.tolist(), "std": std.tolist(), "coef": w[:-1].tolist(), "intercept": float(w[-1]), "lam": lam}
+
+
+def labels(items):
+    return np.array([g["type"] == "multi" for g in items], dtype=float)
+
+
+def train_router(items, features="surface", vecs=None, lam=LAMBDA):
+    """The router to use (fitted on every item given; never score it on them)."""
+    x = multihop.router_features([g["question"] for g in items], features, vecs)
+    return {"version": multihop.ROUTER_VERSION, "features": features, "feature_names": list(multihop.SURFACE_FEATURES),
+            **fit_logreg(x, labels(items), lam), "trained_on": len(items)}
+
+
+def save_router(model, path=None):
+    path = Path(path or multihop.router_path())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(model) + "\n")
+    return model
+
+
+def cv_predict(items, features="surface", vecs=None, folds=FOLDS, seed=SEED, lam=LAMBDA):
+    """Out-of-fold P(multi): each item scored by a model fitted on the other folds (stratified by type, seeded)."""
+    x, y = multihop.router_features([g["question"] for g in items], features, vecs), labels(items)
+    rng, fold = np.random.default_rng(seed), np.empty(len(y), dtype=int)
+    for label in (0, 1):
+        idx = np.flatnonzero(y == label)
+        rng.shuffle(idx)
+        fold[idx] = np.arange(len(idx)) % folds
+    out = np.full(len(y), 0.5)
+    for f in range(folds):
+        test = fold == f
+        if test.any() and (~test).any():
+            out[test] = multihop.predict_proba(fit_logreg(x[~test], y[~test], lam), x[test])
+    return out
+
+
+def confusion(items, multi_pred):
+    """-> {accuracy, matrix [[tn, fp], [fn, tp]], by_source accuracy} against each item's type."""
+    t, p = labels(items) > 0.5, np.asarray(multi_pred, dtype=bool)
+    matrix = [[int((~t & ~p).sum()), int((~t & p).sum())], [int((t & ~p).sum()), int((t & p).sum())]]
+    by_source = {s: float(np.mean([(g["type"] == "multi") == q for g, q in zip(items, p) if g["source"] == s]))
+                 for s in sorted({g["source"] for g in items})}
+    return {"accuracy": float((t == p).mean()), "matrix": matrix, "n": len(items), "by_source": by_source}
+
+
+def time_router(model, questions, repeat=3):
+    """(median, p95) milliseconds of one learned_route() decision, the first (warm-up) call not counted."""
+    multihop.learned_route(questions[0], model)
+    ms = []
+    for q in list(questions) * repeat:
+        t = time.perf_counter()
+        multihop.learned_route(q, model)
+        ms.append((time.perf_counter() - t) * 1000)
+    return float(np.median(ms)), float(np.percentile(ms, 95))
+
+
+def cached(cache, key, fresh, compute):
+    hit = None if fresh else cache.get(key)
+    return hit if hit is not None else cache.put(key, compute())
+
+
+def llm_route(question):
+    t = time.perf_counter()
+    try:
+        return {"multi": multihop.needs_decomposition(question), "seconds": time.perf_counter() - t}
+    except llm.LLMError as e:  # an unreadable verdict counts as "single" (no decomposition fired) and is shown
+        return {"multi": False, "seconds": time.perf_counter() - t, "error": str(e)}
+
+
+def run_mode(mode, item, s):
+    """One multi question through one mode -> its row (scores and cost)."""
+    q, kw, t = item["question"], {"corpus": s["corpus"], "chunker": s["chunker"]}, time.perf_counter()
+    with llm.counting() as cost:
+        if mode == "single":
+            r = generate(q, k=s["final_k"], **kw)
+        elif mode == "parallel":
+            r = multihop.multihop_answer(q, s["k"], s["final_k"], s["max_hops"], **kw)
+        else:
+            r = multihop.iterative_answer(q, s["max_hops"], s["k"], s["final_k"], **kw)
+    return {"f1": f1(r["answer"], item), "em": exact_match(r["answer"], item), "answer": r["answer"],
+            "recall": doc_recall(r["passages"], item["supporting_docs"]),
+            "recall_all": doc_recall(r.get("retrieved", r["passages"]), item["supporting_docs"]),
+            "llm_calls": cost["calls"], "seconds": time.perf_counter() - t, "fallback": r.get("fallback")}
+
+
+def summarize(rows):
+    ok = [r for r in rows if "error" not in r]
+    mean = lambda key: float(np.mean([r[key] for r in ok])) if ok else float("nan")
+    return {**{k: mean(k) for k in ("f1", "em", "recall", "recall_all", "llm_calls", "seconds")},
+            "n": len(ok), "errors": len(rows) - len(ok), "fallbacks": sum(bool(r.get("fallback")) for r in ok)}
+
+
+def plot_confusion(routers, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, len(routers), figsize=(3.6 * len(routers), 3.4), squeeze=False)
+    for ax, (name, r) in zip(axes[0], routers.items()):
+        m = np.array(r["matrix"])
+        ax.imshow(m, cmap="Blues")
+        for (i, j), v in np.ndenumerate(m):
+            ax.text(j, i, str(v), ha="center", va="center", color="white" if v > m.max() / 2 else "black")
+        ax.set(xticks=[0, 1], yticks=[0, 1], xticklabels=["single", "multi"], yticklabels=["single", "multi"],
+               xlabel="routed as", ylabel="golden type", title=f"{name}: {r['accuracy']:.1%} (n={r['n']})")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def print_routers(routers, modes):
+    single, multis = modes.get("single"), [m["all"] for k, m in modes.items() if k != "single"]
+    best = max(multis, key=lambda m: m["f1"]) if multis and single else None
+    print(f"\n{'router':17}{'n':>4}{'accuracy':>9}{'hotpotqa':>9}{'musique':>9}{'wasted':>7}{'misses':>7}"
+          f"{'ms/q':>10}  cost of the errors")
+    for name, r in routers.items():
+        (tn, fp), (fn, tp) = r["matrix"]
+        cost = "(run single and a multihop mode to price them)"
+        if best:
+            ds, df = best["seconds"] - single["all"]["seconds"], best["f1"] - single["all"]["f1"]
+            cost = f"wasted {fp * ds:+.0f} s, misses {-fn * df:+.2f} F1 (summed)"
+        ms = f"{r['seconds_per_question'] * 1000:10.2f}" if "seconds_per_question" in r else f"{'-':>10}"
+        src = "".join(f"{r['by_source'].get(s, float('nan')):9.3f}" for s in ("hotpotqa", "musique"))
+        print(f"{name:17}{r['n']:4d}{r['accuracy']:9.3f}{src}{fp:7d}{fn:7d}{ms}  {cost}")
+    print("wasted: single questions sent to decomposition, each costing the best multihop mode's extra seconds;\n"
+          "misses: multi questions sent to single-hop, each losing the best mode's F1 gain (both measured below)")
+
+
+def print_modes(modes):
+    print(f"\nmulti questions: {'mode':10}{'split':>10}{'n':>4}{'F1':>7}{'EM':>7}{'recall':>8}{'rec_all':>8}"
+          f"{'calls':>7}{'s/q':>7}{'fallbk':>7}{'errors':>7}")
+    for mode, by in modes.items():
+        for split, m in by.items():
+            print(f"{'':17}{mode:10}{split:>10}{m['n']:4d}{m['f1']:7.3f}{m['em']:7.3f}{m['recall']:8.3f}"
+                  f"{m['recall_all']:8.3f}{m['llm_calls']:7.1f}{m['seconds']:7.1f}{m['fallbacks']:7d}{m['errors']:7d}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description="Router confusion matrices; single vs parallel vs iterative on multi questions.")
+    ap.add_argument("--limit", type=int, default=DEFAULT_LIMIT, help="multi questions for the modes (0 = all 200)")
+    ap.add_argument("--router-limit", type=int, default=0, help="questions for the LLM router (0 = all)")
+    ap.add_argument("--modes", default=",".join(MODES), help=f"comma list of {', '.join(MODES)}; empty: routers only")
+    ap.add_argument("--k", type=int, default=multihop.HOP_K, help="chunks retrieved per sub-question / hop")
+    ap.add_argument("--final-k", type=int, default=multihop.FINAL_K, help="chunks in every mode's final prompt")
+    ap.add_argument("--max-hops", type=int, default=multihop.MAX_PARTS, help="sub-questions / hops at most")
+    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents")
+    ap.add_argument("--chunker", default=DEFAULT_CHUNKER, help="which collection to retrieve from")
+    ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions")
+    ap.add_argument("--json", type=Path, help="write the report here")
+    ap.add_argument("--png", type=Path, default=PNG, help="confusion-matrix figure")
+    ap.add_argument("--no-embed", action="store_true", help="skip the surface + embeddings router (saves embedding time)")
+    ap.add_argument("--fresh", action="store_true", help="recompute instead of reading cached per-question results")
+    args = ap.parse_args()
+    modes = [m for m in args.modes.split(",") if m]
+    if set(modes) - set(MODES) or min(args.k, args.final_k, args.max_hops) < 1 or args.limit < 0 or args.router_limit < 0:
+        sys.exit(f"router_eval: --modes takes {', '.join(MODES)}; --k, --final-k, --max-hops >= 1; limits >= 0")
+    from tqdm import tqdm
+    try:
+        model = llm.engine_info()["model"]
+        golden = load_golden(args.golden)
+        s = {"k": args.k, "final_k": args.final_k, "max_hops": args.max_hops, "corpus": str(Path(args.corpus).resolve()),
+             "chunker": args.chunker, "prompts": PROMPTS}
+        print(f"golden={args.golden} ({len(golden)} questions) corpus={args.corpus} chunker={args.chunker} model={model}\n"
+              f"modes={modes} limit={args.limit} router_limit={args.router_limit} k={args.k} final_k={args.final_k} "
+              f"max_hops={args.max_hops} folds={FOLDS} seed={SEED} fresh={args.fresh}")
+        cache, routers = Cache("router_eval"), {}
+        for features in ("surface",) + (() if args.no_embed else ("surface+embed",)):
+            name = "learned" if features == "surface" else "learned+embed"
+            routers[name] = confusion(golden, cv_predict(golden, features) > 0.5)
+            fitted = train_router(golden, features)
+            med, p95 = time_router(fitted, [g["question"] for g in golden[:50]], repeat=2)
+            routers[name].update(seconds_per_question=med / 1000, ms_median=med, ms_p95=p95)
+            print(f"{name}: CV accuracy {routers[name]['accuracy']:.3f}, decision {med:.3f} ms median, {p95:.3f} ms p95")
+            if features == "surface" and Path(args.golden).resolve() == GOLDEN.resolve():  # never a test set's fit
+                print(f"saved the router fitted on all {len(golden)} items to {multihop.router_path()} (not scored)")
+                save_router(fitted)
+        routed = sample_golden(golden, args.router_limit)
+        verdicts = [cached(cache, Cache.key("route", q["question"], model, PROMPTS), args.fresh, lambda: llm_route(q["question"]))
+                    for q in tqdm(routed, desc="llm router", unit="q", file=sys.stderr)]
+        routers["llm"] = confusion(routed, [v["multi"] for v in verdicts])
+        routers["llm"]["seconds_per_question"] = float(np.mean([v["seconds"] for v in verdicts]))
+        routers["llm"]["errors"] = sum("error" in v for v in verdicts)
+        if routers["llm"]["errors"]:
+            print(f"llm router: {routers['llm']['errors']} unreadable verdict(s), counted as single")
+        if len(routed) < len(golden):  # the learned router on the LLM router's very items, out-of-fold
+            oof = dict(zip((g["id"] for g in golden), cv_predict(golden) > 0.5))
+            routers["learned (same q)"] = confusion(routed, [oof[g["id"]] for g in routed])
+        items = sample_golden([g for g in golden if g["type"] == "multi"], args.limit)
+        rows = {m: [] for m in modes}
+        for item in tqdm(items if modes else [], desc="modes", unit="q", file=sys.stderr):
+            for m in modes:
+                key = Cache.key("mode", m, item["question"], model, s)
+                try:
+                    rows[m].append({**cached(cache, key, args.fresh, lambda: run_mode(m, item, s)), "source": item["source"]})
+                except llm.LLMError as e:  # not cached: a rerun tries again
+                    rows[m].append({"error": str(e), "source": item["source"]})
+        table = {m: {"all": summarize(r), **{src: summarize([x for x in r if x["source"] == src])
+                                             for src in sorted({x["source"] for x in r})}} for m, r in rows.items()}
+    except (CorpusError, llm.LLMError) as e:
+        sys.exit(f"router_eval: {e}")
+    print_routers(routers, table)
+    if modes:
+        print_modes(table)
+    plot_confusion(routers, args.png)
+    print(f"\nwrote {args.png}")
+    if args.json:
+        report = {"router": routers, "modes": {m: {**t["all"], "by_source": {k: v for k, v in t.items() if k != "all"}}
+                                               for m, t in table.items()}, "settings": {**s, "model": model}}
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report, indent=1) + "\n")
+        print(f"wrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()

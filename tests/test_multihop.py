@@ -1,0 +1,281 @@
+"""multihop.py and router_eval.py: routers, decomposition clean-up, parallel merge, iterative hops, fallbacks.
+
+Control flow runs on llm.ScriptedModel (a scripted stand-in, never a language model) over the fixture corpus;
+the one test marked `engine` runs the real embedded model.
+"""
+import json
+import re
+import sys
+
+import numpy as np
+import pytest
+
+import llm
+import multihop as mh
+import router_eval
+
+Q = "In which village was the designer of Ashford Bridge born?"
+CHAIN = ["Who designed Ashford Bridge?", "In which village was #1 born?"]
+SOURCE = re.compile(r'<source id="(S\d+)" title="[^"]*">(.*?)</source>', re.S)
+
+
+def replies(subs=CHAIN, hops=("Tomas Vell", "Hartmoor"), answerable="no", route="yes", answer="Hartmoor"):
+    """SCRIPTED replies by request kind (schema keys). A hop names the first source that holds its canned answer
+    (hops=None: every hop answers with S1's title); a string given for `subs`, a hop or `route` is sent as the
+    raw reply, to script bad output; `answer` may be a function of the final prompt's question."""
+    hops = None if hops is None else list(hops)
+
+    def reply(messages, schema):
+        props, user = schema["properties"], messages[-1]["content"]
+        if "sub_questions" in props:
+            return subs if isinstance(subs, str) else json.dumps({"look_up_first": "the designer", "sub_questions": subs})
+        if "multi_hop" in props:
+            return route if route not in ("yes", "no") else json.dumps({"look_up_first": "x", "multi_hop": route})
+        if "answerable" in props:
+            return json.dumps({"answerable": answerable})
+        if "source" in props:
+            a = hops.pop(0) if hops is not None else re.search(r'title="([^"]*)"', user).group(1)
+            if a.startswith("{") or a == "garbage":
+                return a
+            return json.dumps({"answer": a, "source": next((i for i, text in SOURCE.findall(user) if a in text), "none")})
+        if "sentences" in props:
+            a = answer(user.split("Question: ", 1)[1]) if callable(answer) else answer
+            return json.dumps({"sentences": [{"text": f"It is {a}.", "sources": ["S1"]}], "answer": a})
+        raise AssertionError(f"unexpected request {schema}")
+    return reply
+
+
+def scripted(**kw):
+    return llm.use_model(llm.ScriptedModel(replies(**kw)))
+
+
+def steps(result, kind):
+    return [s for s in result["trace"] if s["step"] == kind]
+
+
+def test_decompose_scripted_schema_and_placeholders():
+    trace = []
+    with scripted() as m:
+        assert mh.decompose(Q, 3, trace) == ["Who designed Ashford Bridge?", "In which village was [ANSWER_1] born?"]
+    (messages, schema), = m.calls
+    assert schema["properties"]["sub_questions"]["maxItems"] == 3 and "look_up_first" in schema["required"]
+    assert "[ANSWER_1]" in messages[0]["content"] and messages[-1]["content"] == f"Question: {Q}"
+    assert trace[-1]["step"] == "decompose" and trace[-1]["raw"] == CHAIN
+
+
+@pytest.mark.parametrize("raw, expected, warning", [
+    ([], [], "empty decomposition"),
+    ([Q], [], "repeats the question"),
+    (["in which village was the designer of the Ashford Bridge born"], [], "repeats the question"),
+    (["  ", "Who designed Ashford Bridge?", "who designed ashford bridge"], ["Who designed Ashford Bridge?"],
+     "repeats an earlier"),
+    ([Q, "Who designed Ashford Bridge?", "Where was [ANSWER_2] born?"],
+     ["Who designed Ashford Bridge?", "Where was [ANSWER_1] born?"], "repeats the question"),
+    (["Who designed Ashford Bridge?", Q, "Where was [answer 2] born?"],
+     ["Who designed Ashford Bridge?", "Where was [ANSWER_0] born?"], "repeats the question"),
+    ('{"look_up_first": "x", "sub_questions": "Who designed it?"}', [], "empty decomposition"),
+])
+def test_decompose_scripted_bad_output_is_cleaned_and_traced(raw, expected, warning):
+    trace = []
+    with scripted(subs=raw):
+        assert mh.decompose(Q, 3, trace) == expected
+    assert any(warning in s["message"] for s in trace if s["step"] == "warning"), trace
+
+
+def test_decompose_scripted_unparseable_reply_raises_and_plan_warns():
+    with scripted(subs="Sure! 1. Who designed"), pytest.raises(llm.LLMError):
+        mh.decompose(Q)
+    trace = []
+    with scripted(subs="not json"):
+        assert mh.plan(Q, 3, trace) == []
+    assert "decomposition failed" in trace[0]["message"]
+
+
+def test_needs_decomposition_scripted():
+    for verdict, expected in (("yes", True), ("no", False)):
+        with scripted(route=verdict) as m:
+            assert mh.needs_decomposition(Q) is expected
+    assert m.calls[0][1]["properties"]["multi_hop"]["enum"] == ["yes", "no"]
+    for bad in ('{"look_up_first": "x", "multi_hop": "maybe"}', "garbage"):
+        with scripted(route=bad), pytest.raises(llm.LLMError):
+            mh.needs_decomposition(Q)
+    with pytest.raises(ValueError, match="empty"):
+        mh.needs_decomposition("  ")
+
+
+def test_fill_placeholders():
+    assert mh.fill("Where was [ANSWER_1] born?", ["Tomas Vell"]) == ("Where was Tomas Vell born?", [])
+    assert mh.fill("Where was [ANSWER_1] born?", [None])[1] == [1]        # that hop found nothing
+    assert mh.fill("Where was [ANSWER_2] born?", ["Tomas Vell"])[1] == [2]  # points forward
+    assert mh.fill("Where was [ANSWER_0] born?", ["x"])[1] == [0]           # pointed at a dropped item
+
+
+def test_merge_passages_round_robin_without_duplicates():
+    p = lambda c: {"chunk_id": c, "doc": c.split("#")[0]}
+    lists = [[p("a#0"), p("b#0"), p("a#1")], [p("a#0"), p("c#0")], [p("d#0")]]
+    ids = lambda ps: [x["chunk_id"] for x in ps]
+    assert ids(mh.merge_passages(lists)) == ["a#0", "d#0", "b#0", "c#0", "a#1"]
+    assert ids(mh.merge_passages(lists, 3, first=["c#0"])) == ["c#0", "a#0", "d#0"]
+    assert ids(mh.merge_passages([[p("a#0"), p("a#1"), p("b#0")]], 2)) == ["a#0", "b#0"]  # new documents first
+
+
+def test_multihop_answer_scripted_merges_and_renumbers(corpus):
+    with scripted() as m:
+        r = mh.multihop_answer(Q, k=3, final_k=None, corpus=corpus)
+    queries = [s["query"] for s in steps(r, "retrieve")]
+    assert queries == [Q, "Who designed Ashford Bridge?", "In which village was born?"]
+    chunks = [c["chunk_id"] for c in r["passages"]]
+    assert len(chunks) == len(set(chunks)) == len({c for s in steps(r, "retrieve") for c in s["chunks"]})
+    assert [p["id"] for p in r["passages"]] == [f"S{i}" for i in range(1, len(chunks) + 1)]
+    assert len(SOURCE.findall(m.calls[-1][0][-1]["content"])) == len(chunks)  # every merged chunk reaches the prompt
+    assert {"ashford-bridge", "tomas-vell"} <= {p["doc"] for p in r["passages"]}
+    assert r["mode"] == "parallel" and r["answer"] == "Hartmoor" and r["fallback"] is None and r["cost"]["calls"] == 2
+    with scripted() as m:
+        r = mh.multihop_answer(Q, k=3, final_k=2, corpus=corpus)
+    assert len(r["passages"]) == 2 and len(SOURCE.findall(m.calls[-1][0][-1]["content"])) == 2
+    assert steps(r, "merge")[0]["left_out"] > 0
+
+
+def test_multihop_answer_scripted_falls_back_on_unparseable_decomposition(corpus):
+    with scripted(subs="{oops") as m:
+        r = mh.multihop_answer(Q, corpus=corpus)
+    assert "no usable decomposition" in r["fallback"] and steps(r, "fallback")
+    assert [s["query"] for s in steps(r, "retrieve")] == [Q] and len(m.calls) == 2
+
+
+def test_iterative_scripted_fills_placeholders_and_puts_hop_evidence_first(corpus):
+    with scripted() as m:
+        r = mh.iterative_answer(Q, corpus=corpus, final_k=4)
+    hops = steps(r, "hop")
+    assert [h["query"] for h in hops] == ["Who designed Ashford Bridge?", "In which village was Tomas Vell born?"]
+    assert [h["answer"] for h in hops] == ["Tomas Vell", "Hartmoor"] and hops[1]["source"] == "tomas-vell#0"
+    assert "tomas-vell#0" in steps(r, "retrieve")[2]["chunks"]
+    assert [p["chunk_id"] for p in r["passages"]][:2] == [hops[0]["source"], "tomas-vell#0"] and len(r["passages"]) == 4
+    assert [p["id"] for p in r["passages"]] == ["S1", "S2", "S3", "S4"]
+    final_prompt = m.calls[-1][0][-1]["content"]
+    assert final_prompt.split("Question: ", 1)[1].startswith(Q + "\n(Notes from earlier lookups")
+    assert "In which village was Tomas Vell born? -> Hartmoor" in final_prompt
+    assert r["question"] == Q and r["mode"] == "iterative" and r["fallback"] is None and r["answer"] == "Hartmoor"
+    assert r["cost"]["calls"] == 4 and not steps(r, "answerable")  # mid-chain nobody asks "answerable?"
+    assert {x["chunk_id"] for x in r["retrieved"]} >= {p["chunk_id"] for p in r["passages"]}
+
+
+def test_iterative_scripted_stops_when_answerable(corpus):
+    both = ["Who designed Ashford Bridge?", "How long is the River Lente?"]  # independent steps: asked after hop 1
+    with scripted(subs=both, answerable="yes") as m:
+        r = mh.iterative_answer("Who designed Ashford Bridge, and how long is the river?", corpus=corpus)
+    assert len(steps(r, "hop")) == 1 and steps(r, "answerable")[0]["answerable"] is True and len(m.calls) == 4
+    with scripted(answerable="yes") as m:  # a chain: the answer of hop 2 is needed whatever the model says
+        r = mh.iterative_answer(Q, corpus=corpus)
+    assert len(steps(r, "hop")) == 2 and not steps(r, "answerable")
+
+
+@pytest.mark.parametrize("hops, reason", [(("unknown",), "placeholder [ANSWER_1] never filled"),
+                                          (("garbage",), "placeholder [ANSWER_1] never filled")])
+def test_iterative_scripted_broken_chain_falls_back_to_single_hop(corpus, hops, reason):
+    with scripted(hops=hops) as m:
+        r = mh.iterative_answer(Q, corpus=corpus, final_k=3)
+    assert reason in r["fallback"] and steps(r, "fallback")[0]["to"] == "single"
+    assert any("hop 1" in s["message"] for s in steps(r, "warning"))
+    assert steps(r, "retrieve")[-1]["query"] == Q and len(r["passages"]) == 3
+    assert r["mode"] == "iterative" and r["answer"] == "Hartmoor" and len(m.calls) == 3
+    assert len(steps(r, "synthesize")) == 1
+
+
+def test_iterative_scripted_forward_placeholder_and_empty_plan_fall_back(corpus):
+    with scripted(subs=["Where was [ANSWER_2] born?", "Who designed Ashford Bridge?"]):
+        r = mh.iterative_answer(Q, corpus=corpus)
+    assert "[ANSWER_2] never filled" in r["fallback"]
+    with scripted(subs=[Q]):
+        r = mh.iterative_answer(Q, corpus=corpus)
+    assert r["fallback"] == "no usable decomposition" and any("repeats the question" in s["message"] for s in steps(r, "warning"))
+
+
+def fixed_router(multi):
+    n = len(mh.SURFACE_FEATURES)
+    return {"features": "surface", "mean": [0.0] * n, "std": [1.0] * n, "coef": [0.0] * n, "intercept": 5.0 if multi else -5.0}
+
+
+def test_smart_answer_scripted_routes_to_each_mode(corpus):
+    with scripted() as m:
+        r = mh.smart_answer("Who designed Ashford Bridge?", router_model=fixed_router(False), corpus=corpus)
+    assert r["mode"] == "single" and len(m.calls) == 1 and r["trace"][0]["step"] == "route"
+    assert r["trace"][0]["multi"] is False and r["trace"][0]["p_multi"] < 0.01
+    with scripted() as m:
+        r = mh.smart_answer(Q, router_model=fixed_router(True), corpus=corpus)
+    assert r["mode"] == "iterative" and r["cost"]["calls"] == len(m.calls) == 4
+    assert [s["step"] for s in r["trace"][:2]] == ["route", "decompose"] and len(steps(r, "decompose")) == 1
+    with scripted(subs=["How long is the River Lente?", "How high is Carn Dall?"]):
+        r = mh.smart_answer("Which is longer: the Lente or the Brannock Way?", router_model=fixed_router(True), corpus=corpus)
+    assert r["mode"] == "parallel"
+    with scripted(route="garbage"):
+        r = mh.smart_answer(Q, router="llm", router_model=fixed_router(False), corpus=corpus)
+    assert r["mode"] == "single" and r["trace"][1]["router"] == "learned" and "LLM router failed" in r["trace"][0]["message"]
+
+
+def test_learned_router_cross_validation_never_scores_training_items():
+    rng = np.random.default_rng(1)
+    items = [{"question": f"q{i}", "type": "multi" if rng.random() < 0.5 else "single", "source": "x"} for i in range(60)]
+    vecs = rng.normal(size=(60, 100))  # random features, random labels: nothing to learn
+    cv = router_eval.confusion(items, router_eval.cv_predict(items, "surface+embed", vecs) > 0.5)
+    fitted = router_eval.train_router(items, "surface+embed", vecs)
+    own = mh.predict_proba(fitted, mh.router_features([g["question"] for g in items], "surface+embed", vecs)) > 0.5
+    assert router_eval.confusion(items, own)["accuracy"] > 0.95  # a model scored on its training items looks perfect
+    assert cv["accuracy"] < 0.7 and sum(map(sum, cv["matrix"])) == 60   # out of fold it is at chance, as it should be
+
+
+def test_learned_router_trains_saves_and_routes(golden_path, tmp_path):
+    assert mh.surface_features("Brand >> author")[1] == 1.0
+    path = tmp_path / "router.json"
+    model = mh.load_router(path, golden=golden_path)  # none saved yet: fitted on the fixture golden and saved
+    assert json.loads(path.read_text())["coef"] == model["coef"] and model["trained_on"] == 6
+    multi, p = mh.learned_route(Q, model)
+    assert multi and 0.5 < p <= 1
+    assert mh.learned_route("Who designed Ashford Bridge?", model)[0] is False
+
+
+def test_router_eval_scripted_end_to_end_and_cached(corpus, golden_path, tmp_path, monkeypatch, capsys):
+    argv = ["router_eval.py", "--golden", str(golden_path), "--corpus", str(corpus), "--limit", "2",
+            "--router-limit", "6", "--json", str(tmp_path / "r.json"), "--png", str(tmp_path / "c.png"), "--no-embed"]
+    monkeypatch.setattr(sys, "argv", argv + ["--fresh"])
+    gold = {g["question"]: g["answer"] for g in json.loads(golden_path.read_text())}
+    others = replies(hops=None, answer=lambda q: next(a for g, a in gold.items() if q.startswith(g)))
+
+    def reply(messages, schema):  # the scripted router says multi for " of " and for "How ..."
+        if "multi_hop" not in schema["properties"]:
+            return others(messages, schema)
+        q = messages[-1]["content"]
+        return json.dumps({"look_up_first": "x", "multi_hop": "yes" if " of " in q or "Question: How" in q else "no"})
+    with llm.use_model(llm.ScriptedModel(reply)):
+        router_eval.main()
+    first = json.loads((tmp_path / "r.json").read_text())
+    assert set(first["modes"]) == {"single", "parallel", "iterative"} and (tmp_path / "c.png").stat().st_size > 1000
+    assert first["router"]["llm"]["matrix"] == [[1, 2], [0, 3]] and first["router"]["llm"]["accuracy"] == pytest.approx(4 / 6)
+    assert 0 <= first["router"]["learned"]["accuracy"] <= 1 and sum(map(sum, first["router"]["learned"]["matrix"])) == 6
+    for mode in first["modes"].values():
+        assert {"f1", "recall", "llm_calls", "seconds"} <= set(mode) and mode["n"] == 2 and mode["f1"] == 1.0
+    assert first["modes"]["iterative"]["llm_calls"] > first["modes"]["single"]["llm_calls"] == 1
+    assert "multi questions" in capsys.readouterr().out
+    monkeypatch.setattr(sys, "argv", argv)
+    with llm.use_model(llm.ScriptedModel([])) as idle:  # a rerun answers from the cache: no model call at all
+        router_eval.main()
+    assert idle.calls == [] and json.loads((tmp_path / "r.json").read_text())["modes"] == first["modes"]
+
+
+def test_empty_question_is_one_clear_error(monkeypatch):
+    for fn in (mh.multihop_answer, mh.iterative_answer, mh.smart_answer, mh.decompose):
+        with pytest.raises(ValueError, match="the question is empty"):
+            fn("   ")
+    with pytest.raises(ValueError, match="unknown router"):
+        mh.smart_answer(Q, router="oracle")
+    monkeypatch.setattr(sys, "argv", ["multihop.py", "  "])
+    with pytest.raises(SystemExit, match="multihop: the question is empty"):
+        mh.main()
+
+
+@pytest.mark.engine
+def test_real_engine_routes_and_decomposes_the_fixture_bridge_question():
+    assert mh.needs_decomposition(Q) is True
+    trace = []
+    subs = mh.decompose(Q, 3, trace)
+    assert len(subs) >= 2 and any("[ANSWER_1]" in s for s in subs[1:]), trace
