@@ -213,7 +213,8 @@ def _openai_request(body, messages):
     elif isinstance(fmt, dict):
         req["response_format"] = {"type": "json_schema", "json_schema": {"name": "reply", "schema": fmt}}
     if body.get("logprobs") or body.get("top_logprobs"):
-        req["logprobs"], req["top_logprobs"] = True, body.get("top_logprobs") or 0
+        # llama.cpp returns no token logprobs at all unless at least one alternative is asked for
+        req["logprobs"], req["top_logprobs"] = True, max(1, body.get("top_logprobs") or 0)
     return req
 
 

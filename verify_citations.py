@@ -164,6 +164,50 @@ def print_comparison(table):
             print(f"{method:22}" + "".join(f"{s[key]:>10{fmt}}" for key, _, fmt in PATTERN_COLUMNS))
 
 
+def check_question(question):
+    if not isinstance(question, str) or not question.strip():
+        raise ValueError("the question is empty")
+    return question.strip()
+
+
+def evaluate_pattern(name, answer_fn, items, settings, stats_of, corpus=CORPUS_DIR, fresh=False):
+    """Rows of answer_fn next to plain generate() rows on the same items, plus per-question pattern figures
+    (stats_of(result), kept in the 'pattern_stats' cache so a resumed run still has them).
+    -> (compare() table, {method: rows}, [per-question figures with id, type, f1, generate_f1])"""
+    store, model = Cache("pattern_stats"), llm.engine_info()["model"]
+    key = lambda q: Cache.key(name, settings, model, q)
+
+    def answer(q):
+        result = answer_fn(q)
+        store.put(key(q), stats_of(result))
+        return result
+
+    rows = {"generate": run(items, corpus=corpus, fresh=fresh),
+            name: evaluate(name, answer, items, settings, fresh)}
+    f1 = {m: {r["id"]: r["f1"] for r in rs} for m, rs in rows.items()}
+    stats = [{"id": g["id"], "type": g["type"], "f1": f1[name][g["id"]], "generate_f1": f1["generate"][g["id"]],
+              **(store.get(key(g["question"])) or {})} for g in items]
+    table = compare(rows)
+    print_comparison(table)
+    return table, rows, stats
+
+
+def write_json(path, payload):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(payload, indent=1) + "\n")
+    print(f"wrote {path}")
+
+
+def mean(values):
+    """Mean, or None for no values (printed as n/a)."""
+    values = list(values)
+    return sum(values) / len(values) if values else None
+
+
+def fmt(x):
+    return "n/a" if x is None else f"{x:.3f}"
+
+
 def main():
     ap = argparse.ArgumentParser(description="Verify the citations of generated answers on golden questions.")
     ap.add_argument("--limit", type=int, default=10, help="golden questions (half single, half multi)")

@@ -133,5 +133,6 @@ def test_evaluate_caches_rows_and_resumes(fresh_cache, corpus, golden_path):
         first = vc.evaluate("demo", answer, items, {"k": 1}, progress=False)
         again = vc.evaluate("demo", answer, items, {"k": 1}, progress=False)
         other = vc.evaluate("demo", answer, items, {"k": 2}, progress=False)
+    assert [r["supported"] for r in other] == [r["supported"] for r in first]  # computed again, same verdicts
     assert first == again and len(answers) == 4  # the rerun came from the cache; new settings did not
     assert [r["id"] for r in first] == [i["id"] for i in items] and first[0]["supported"] == 1

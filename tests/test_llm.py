@@ -217,6 +217,8 @@ def test_engine_logprobs(embedded):
     assert pairs and all(lp <= 0 for _, lp in pairs)
     assert "".join(token for token, _ in pairs) == response.message.content
     assert len(response.logprobs[0].top_logprobs) == 2
+    plain = llm.chat([{"role": "user", "content": "Name a primary color."}], logprobs=True, max_tokens=8)
+    assert [t for t, _ in llm.token_logprobs(plain)] == [t for t, _ in pairs]  # logprobs=True alone is enough
 
 
 @pytest.mark.engine
