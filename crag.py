@@ -45,11 +45,11 @@ from pathlib import Path
 import llm
 import verify_citations as vc
 import web_search
-from verify_citations import check_question, evaluate_pattern, fmt, mean, write_json
+from verify_citations import check_question, fmt, mean
 from generate import generate
-from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, load_golden, retrieve_chunks, sample_golden
+from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, retrieve_chunks
 from self_rag import ask
-from vector_index import CorpusError, split_sentences
+from vector_index import split_sentences
 
 K = 4                      # passages retrieved from the corpus
 WEB_K = 3                  # web results when the action calls for them
@@ -280,34 +280,17 @@ def main():
     if args.k < 1 or args.web_k < 1:
         sys.exit("crag: --k and --web-k must be at least 1")
     try:
-        kw = dict(k=args.k, web_k=args.web_k, web=web_search.resolve_backend(args.web), web_dir=args.web_dir,
-                  refine_knowledge=not args.no_refine, corpus=args.corpus, chunker=args.chunker)
-        question = None if args.eval else check_question(args.question)
-        print(f"{'question=' + repr(question) if question else f'eval={args.eval} golden={args.golden}'} "
-              + " ".join(f"{k}={v}" for k, v in kw.items() if k != "web_dir") + f" web_dir={web_search.standin_dir(args.web_dir)}")
-        print(f"model: {llm.engine_info()['engine']} {llm.engine_info()['model']}")
-        if question:
-            r = crag_answer(question, **kw)
-            print_trace(r["trace"])
-            vc.print_answer(r, vc.verify(r))
-            for p in (p for p in r["passages"] if p.get("url")):
-                print(f"  [{p['id']}] from {p['url']}")
-            c = r["cost"]
-            print(f"\naction {r['action']}  llm calls {c['calls']}  prompt tokens {c['prompt_tokens']}  "
-                  f"completion tokens {c['completion_tokens']}  {c['wall_seconds']:.1f} s")
-            return
-        items = sample_golden(load_golden(args.golden), args.eval)
-        settings = {**kw, "corpus": str(args.corpus), "web_dir": str(web_search.standin_dir(args.web_dir))}
-        table, rows, stats = evaluate_pattern("crag", lambda q: crag_answer(q, **kw), items, settings, crag_stats,
-                                              args.corpus, args.fresh)
-    except (ValueError, CorpusError, llm.LLMError) as e:
+        web = web_search.resolve_backend(args.web)
+    except ValueError as e:
         sys.exit(f"crag: {e}")
-    lines, figures = summarize_actions(stats)
-    print("\n".join(lines))
-    if args.json:
-        write_json(args.json, {"settings": settings, "model": llm.engine_info(), "table": table, "crag": figures,
-                               "per_question": stats, "rows": rows})
+    kw = dict(k=args.k, web_k=args.web_k, web=web, web_dir=web_search.standin_dir(args.web_dir),
+              refine_knowledge=not args.no_refine, corpus=args.corpus, chunker=args.chunker)
 
+    def describe(r):
+        urls = "".join(f"  [{p['id']}] from {p['url']}\n" for p in r["passages"] if p.get("url"))
+        return f"{urls}action {r['action']}  "
+    vc.pattern_main("crag", args, lambda q: crag_answer(q, **kw), kw, crag_stats, summarize_actions, print_trace,
+                    describe)
 
 if __name__ == "__main__":
     main()

@@ -37,8 +37,7 @@ from pathlib import Path
 import llm
 import verify_citations as vc
 from generate import CITE_GROUP, IDK, SYSTEM, format_sources, is_idk, split_cited, strip_cites
-from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, load_golden, retrieve_chunks, sample_golden
-from vector_index import CorpusError
+from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, retrieve_chunks
 
 THRESHOLD = 0.4          # a content token under this probability triggers retrieval (FLARE's theta)
 QUERY_MODES = ("masked", "span")
@@ -269,31 +268,9 @@ def main():
         sys.exit("flare: --threshold must be in (0, 1]; --k, --new-k, --max-sentences, --max-tokens at least 1")
     kw = dict(k=args.k, new_k=args.new_k, threshold=args.threshold, query_mode=args.query, max_retrievals=args.max_retrievals,
               max_sentences=args.max_sentences, max_tokens=args.max_tokens, corpus=args.corpus, chunker=args.chunker)
-    try:
-        question = None if args.eval else vc.check_question(args.question)
-        print(f"{'question=' + repr(question) if question else f'eval={args.eval} golden={args.golden}'} "
-              + " ".join(f"{k}={v}" for k, v in kw.items()))
-        print(f"model: {llm.engine_info()['engine']} {llm.engine_info()['model']}")
-        if question:
-            r = flare_answer(question, **kw)
-            print_trace(r["trace"])
-            vc.print_answer(r, vc.verify(r))
-            c = r["cost"]
-            print(f"\nretrievals triggered {r['triggers']}  llm calls {c['calls']}  prompt tokens {c['prompt_tokens']}  "
-                  f"completion tokens {c['completion_tokens']}  {c['wall_seconds']:.1f} s")
-            return
-        items = sample_golden(load_golden(args.golden), args.eval)
-        settings = {**kw, "corpus": str(args.corpus)}
-        table, rows, stats = vc.evaluate_pattern("flare", lambda q: flare_answer(q, **kw), items, settings, flare_stats,
-                                              args.corpus, args.fresh)
-    except (ValueError, CorpusError, llm.LLMError) as e:
-        sys.exit(f"flare: {e}")
-    lines, figures = summarize_triggers(stats, args.threshold, args.query)
-    print("\n".join(lines))
-    if args.json:
-        vc.write_json(args.json, {"settings": settings, "model": llm.engine_info(), "table": table, "flare": figures,
-                               "per_question": stats, "rows": rows})
-
+    vc.pattern_main("flare", args, lambda q: flare_answer(q, **kw), kw, flare_stats,
+                    lambda stats: summarize_triggers(stats, args.threshold, args.query), print_trace,
+                    lambda r: f"retrievals triggered {r['triggers']}  ")
 
 if __name__ == "__main__":
     main()

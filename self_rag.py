@@ -35,10 +35,9 @@ from pathlib import Path
 
 import llm
 import verify_citations as vc
-from verify_citations import check_question, evaluate_pattern, fmt, mean, write_json
+from verify_citations import check_question, fmt, mean
 from generate import IDK, format_sources, generate, is_idk
-from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, load_golden, retrieve_chunks, sample_golden
-from vector_index import CorpusError
+from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, retrieve_chunks
 
 K = 4              # passages per retrieval
 MAX_ROUNDS = 3     # retrieval rounds (the first query plus up to two refinements)
@@ -276,31 +275,8 @@ def main():
         sys.exit("self_rag: --k and --max-rounds must be at least 1, --useful-min 1 to 5")
     kw = dict(k=args.k, max_rounds=args.max_rounds, useful_min=args.useful_min, decide=not args.always_retrieve,
               corpus=args.corpus, chunker=args.chunker)
-    try:
-        question = None if args.eval else check_question(args.question)
-        print(f"{'question=' + repr(question) if question else f'eval={args.eval} golden={args.golden}'} "
-              + " ".join(f"{k}={v}" for k, v in kw.items()))
-        print(f"model: {llm.engine_info()['engine']} {llm.engine_info()['model']}")
-        if question:
-            r = self_rag_answer(question, **kw)
-            print_trace(r["trace"])
-            vc.print_answer(r, vc.verify(r))
-            c = r["cost"]
-            print(f"\nllm calls {c['calls']}  prompt tokens {c['prompt_tokens']}  completion tokens "
-                  f"{c['completion_tokens']}  {c['wall_seconds']:.1f} s")
-            return
-        items = sample_golden(load_golden(args.golden), args.eval)
-        settings = {**kw, "corpus": str(args.corpus)}
-        table, rows, stats = evaluate_pattern("self-rag", lambda q: self_rag_answer(q, **kw), items, settings,
-                                              self_rag_stats, args.corpus, args.fresh)
-    except (ValueError, CorpusError, llm.LLMError) as e:
-        sys.exit(f"self_rag: {e}")
-    lines, figures = summarize_skips(stats)
-    print("\n".join(lines))
-    if args.json:
-        write_json(args.json, {"settings": settings, "model": llm.engine_info(), "table": table, "self_rag": figures,
-                               "per_question": stats, "rows": rows})
-
+    vc.pattern_main("self-rag", args, lambda q: self_rag_answer(q, **kw), kw, self_rag_stats, summarize_skips,
+                    print_trace)
 
 if __name__ == "__main__":
     main()

@@ -208,6 +208,35 @@ def fmt(x):
     return "n/a" if x is None else f"{x:.3f}"
 
 
+def pattern_main(name, args, answer, kw, stats_of, summarize_stats, print_trace, describe=lambda r: ""):
+    """The main() of a pattern script: one question (trace, verified answer, cost) or --eval N next to
+    generate(). kw: the pattern's settings (printed, and part of the cache key); summarize_stats(per-question
+    figures) -> (lines to print, figures for --json); describe(result) -> a prefix for the cost line."""
+    settings = {k: str(v) if isinstance(v, Path) else v for k, v in kw.items()}
+    try:
+        question = None if args.eval else check_question(args.question)
+        print(f"{'question=' + repr(question) if question else f'eval={args.eval} golden={args.golden}'} "
+              + " ".join(f"{k}={v}" for k, v in settings.items()))
+        print(f"model: {llm.engine_info()['engine']} {llm.engine_info()['model']}")
+        if question:
+            r = answer(question)
+            print_trace(r["trace"])
+            print_answer(r, verify(r))
+            c = r["cost"]
+            print(f"\n{describe(r)}llm calls {c['calls']}  prompt tokens {c['prompt_tokens']}  completion tokens "
+                  f"{c['completion_tokens']}  {c['wall_seconds']:.1f} s")
+            return
+        items = sample_golden(load_golden(args.golden), args.eval)
+        table, rows, stats = evaluate_pattern(name, answer, items, settings, stats_of, args.corpus, args.fresh)
+    except (ValueError, CorpusError, llm.LLMError) as e:
+        sys.exit(f"{name.replace('-', '_')}: {e}")
+    lines, figures = summarize_stats(stats)
+    print("\n".join(lines))
+    if args.json:
+        write_json(args.json, {"settings": settings, "model": llm.engine_info(), "table": table,
+                               name.replace("-", "_"): figures, "per_question": stats, "rows": rows})
+
+
 def main():
     ap = argparse.ArgumentParser(description="Verify the citations of generated answers on golden questions.")
     ap.add_argument("--limit", type=int, default=10, help="golden questions (half single, half multi)")
