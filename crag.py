@@ -47,7 +47,7 @@ import verify_citations as vc
 import web_search
 from verify_citations import check_question, fmt, mean
 from generate import generate
-from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, retrieve_chunks
+from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, retrieve_chunks
 from self_rag import ask
 from vector_index import split_sentences
 
@@ -270,12 +270,7 @@ def main():
     ap.add_argument("--web", choices=web_search.BACKENDS, help="web backend (default: RAG_WEB, else local)")
     ap.add_argument("--web-dir", type=Path, help="stand-in web folder (default: RAG_WEB_DIR, else web_standin/)")
     ap.add_argument("--no-refine", action="store_true", help="skip knowledge refinement (whole passages)")
-    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents")
-    ap.add_argument("--chunker", default=DEFAULT_CHUNKER, help="which collection to retrieve from")
-    ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions for --eval")
-    ap.add_argument("--eval", type=int, default=0, metavar="N", help="evaluate on N golden questions (half single, half multi)")
-    ap.add_argument("--json", type=Path, help="write the --eval figures here")
-    ap.add_argument("--fresh", action="store_true", help="ignore cached per-question rows")
+    vc.add_pattern_args(ap)
     args = ap.parse_args()
     if args.k < 1 or args.web_k < 1:
         sys.exit("crag: --k and --web-k must be at least 1")

@@ -32,12 +32,11 @@ import math
 import re
 import sys
 import time
-from pathlib import Path
 
 import llm
 import verify_citations as vc
 from generate import CITE_GROUP, IDK, SYSTEM, format_sources, is_idk, split_cited, strip_cites
-from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, retrieve_chunks
+from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, retrieve_chunks
 
 THRESHOLD = 0.4          # a content token under this probability triggers retrieval (FLARE's theta)
 QUERY_MODES = ("masked", "span")
@@ -257,12 +256,7 @@ def main():
     ap.add_argument("--max-retrievals", type=int, default=MAX_RETRIEVALS, help="triggered retrievals at most")
     ap.add_argument("--max-sentences", type=int, default=MAX_SENTENCES, help="sentences before the answer line")
     ap.add_argument("--max-tokens", type=int, default=MAX_TOKENS, help="generated tokens, about, in all")
-    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents")
-    ap.add_argument("--chunker", default=DEFAULT_CHUNKER, help="which collection to retrieve from")
-    ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions for --eval")
-    ap.add_argument("--eval", type=int, default=0, metavar="N", help="evaluate on N golden questions (half single, half multi)")
-    ap.add_argument("--json", type=Path, help="write the --eval figures here")
-    ap.add_argument("--fresh", action="store_true", help="ignore cached per-question rows")
+    vc.add_pattern_args(ap)
     args = ap.parse_args()
     if not 0 < args.threshold <= 1 or min(args.k, args.new_k, args.max_sentences, args.max_tokens) < 1 or args.max_retrievals < 0:
         sys.exit("flare: --threshold must be in (0, 1]; --k, --new-k, --max-sentences, --max-tokens at least 1")

@@ -31,13 +31,12 @@ import argparse
 import re
 import sys
 import time
-from pathlib import Path
 
 import llm
 import verify_citations as vc
 from verify_citations import check_question, fmt, mean
 from generate import IDK, format_sources, generate, is_idk
-from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, retrieve_chunks
+from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, retrieve_chunks
 
 K = 4              # passages per retrieval
 MAX_ROUNDS = 3     # retrieval rounds (the first query plus up to two refinements)
@@ -264,12 +263,7 @@ def main():
     ap.add_argument("--max-rounds", type=int, default=MAX_ROUNDS, help="retrieval rounds at most")
     ap.add_argument("--useful-min", type=int, default=USEFUL_MIN, help="usefulness (1-5) that stops refining")
     ap.add_argument("--always-retrieve", action="store_true", help="skip the retrieve decision (to measure it)")
-    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents")
-    ap.add_argument("--chunker", default=DEFAULT_CHUNKER, help="which collection to retrieve from")
-    ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions for --eval")
-    ap.add_argument("--eval", type=int, default=0, metavar="N", help="evaluate on N golden questions (half single, half multi)")
-    ap.add_argument("--json", type=Path, help="write the --eval figures here")
-    ap.add_argument("--fresh", action="store_true", help="ignore cached per-question rows")
+    vc.add_pattern_args(ap)
     args = ap.parse_args()
     if args.k < 1 or args.max_rounds < 1 or not 1 <= args.useful_min <= 5:
         sys.exit("self_rag: --k and --max-rounds must be at least 1, --useful-min 1 to 5")

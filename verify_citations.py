@@ -208,6 +208,16 @@ def fmt(x):
     return "n/a" if x is None else f"{x:.3f}"
 
 
+def add_pattern_args(ap):
+    """The flags every pattern script shares (--corpus, --chunker, --golden, --eval, --json, --fresh)."""
+    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents")
+    ap.add_argument("--chunker", default="titled", help="which collection to retrieve from")
+    ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions for --eval")
+    ap.add_argument("--eval", type=int, default=0, metavar="N", help="evaluate on N golden questions (half single, half multi)")
+    ap.add_argument("--json", type=Path, help="write the --eval figures here")
+    ap.add_argument("--fresh", action="store_true", help="ignore cached per-question rows")
+
+
 def pattern_main(name, args, answer, kw, stats_of, summarize_stats, print_trace, describe=lambda r: ""):
     """The main() of a pattern script: one question (trace, verified answer, cost) or --eval N next to
     generate(). kw: the pattern's settings (printed, and part of the cache key); summarize_stats(per-question
