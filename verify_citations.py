@@ -27,7 +27,7 @@ import llm
 from generate import DEFAULT_STYLE, ORDERS, STYLES, generate
 from cache import Cache
 from judge import exact_match, f1, joined, supports
-from retrieve import CORPUS_DIR, GOLDEN, doc_recall, load_golden, sample_golden
+from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, doc_recall, load_golden, sample_golden
 from vector_index import CorpusError
 
 HERE = Path(__file__).parent
@@ -211,7 +211,7 @@ def fmt(x):
 def add_pattern_args(ap):
     """The flags every pattern script shares (--corpus, --chunker, --golden, --eval, --json, --fresh)."""
     ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents")
-    ap.add_argument("--chunker", default="titled", help="which collection to retrieve from")
+    ap.add_argument("--chunker", default=DEFAULT_CHUNKER, help="which collection to retrieve from")
     ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions for --eval")
     ap.add_argument("--eval", type=int, default=0, metavar="N", help="evaluate on N golden questions (half single, half multi)")
     ap.add_argument("--json", type=Path, help="write the --eval figures here")
