@@ -45,8 +45,8 @@ from pathlib import Path
 import llm
 import verify_citations as vc
 import web_search
-from verify_citations import check_question, fmt, mean
-from generate import generate
+from verify_citations import fmt, mean
+from generate import check_question, generate
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, retrieve_chunks
 from self_rag import ask
 from vector_index import split_sentences

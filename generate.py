@@ -77,6 +77,13 @@ Reply in JSON: "sentences" (one to three, each with the IDs of the sources that 
 (the answer in a few words, or "I don't know.")."""
 
 
+def check_question(question):
+    """The question stripped, or ValueError when there is none. '  Who? ' -> 'Who?'"""
+    if not isinstance(question, str) or not question.strip():
+        raise ValueError("the question is empty")
+    return question.strip()
+
+
 def order_passages(passages, order="best_first"):
     """Reorder ranked passages and relabel them S1.. in reading order.
     edges: ranks [1, 2, 3, 4, 5] -> [1, 3, 5, 4, 2] (the two best at the two ends)."""
@@ -176,6 +183,7 @@ def generate(question, k=4, order="best_first", style=DEFAULT_STYLE, passages=No
              corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER):
     """Question -> {question, answer, text, sentences: [{text, cites}], passages, invalid_ids, idk,
     style, order, cost}. Give `passages` to answer from your own (e.g. multihop's merged set)."""
+    question = check_question(question)
     ranked = retrieve_chunks(question, k, corpus=corpus, chunker=chunker) if passages is None else passages
     shown = order_passages(ranked, order)
     valid = {p["id"] for p in shown}
@@ -221,13 +229,11 @@ def main():
     ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents")
     ap.add_argument("--chunker", default=DEFAULT_CHUNKER, help="which collection to retrieve from")
     args = ap.parse_args()
-    if not args.question.strip():
-        sys.exit("generate: the question is empty")
     print(f"question={args.question!r} k={args.k} order={args.order} style={args.style} corpus={args.corpus}")
     try:
         print(f"model: {llm.engine_info()['engine']} {llm.engine_info()['model']}")
         print_result(generate(args.question, args.k, args.order, args.style, corpus=args.corpus, chunker=args.chunker))
-    except (CorpusError, llm.LLMError) as e:
+    except (ValueError, CorpusError, llm.LLMError) as e:
         sys.exit(f"generate: {e}")
 
 

@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 import llm
-from generate import format_sources, generate, is_idk
+from generate import check_question, format_sources, generate, is_idk
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, load_golden, retrieve_chunks
 from vector_index import CorpusError, embed, index_dir
 
@@ -116,12 +116,6 @@ Facts: Who was the architect of the Halvard Tower? -> Lena Osk; In which country
 Question: In which country was the architect of the Halvard Tower born?
 {"answerable": "yes"}"""
 YES_NO = {"type": "string", "enum": ["yes", "no"]}
-
-
-def check_question(question):
-    if not isinstance(question, str) or not question.strip():
-        raise ValueError("the question is empty")
-    return question.strip()
 
 
 def _repeats(a, b, overlap=0.8):

@@ -34,8 +34,8 @@ import time
 
 import llm
 import verify_citations as vc
-from verify_citations import check_question, fmt, mean
-from generate import IDK, format_sources, generate, is_idk
+from verify_citations import fmt, mean
+from generate import IDK, check_question, format_sources, generate, is_idk
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, retrieve_chunks
 
 K = 4              # passages per retrieval

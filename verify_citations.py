@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 import llm
-from generate import DEFAULT_STYLE, ORDERS, STYLES, generate
+from generate import DEFAULT_STYLE, ORDERS, STYLES, check_question, generate
 from cache import Cache
 from judge import exact_match, f1, joined, supports
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, doc_recall, load_golden, sample_golden
@@ -162,12 +162,6 @@ def print_comparison(table):
         print(f"\n{split} (n={n})\n{'method':22}" + "".join(f"{h:>10}" for _, h, _ in PATTERN_COLUMNS))
         for method, s in by_method.items():
             print(f"{method:22}" + "".join(f"{s[key]:>10{fmt}}" for key, _, fmt in PATTERN_COLUMNS))
-
-
-def check_question(question):
-    if not isinstance(question, str) or not question.strip():
-        raise ValueError("the question is empty")
-    return question.strip()
 
 
 def evaluate_pattern(name, answer_fn, items, settings, stats_of, corpus=CORPUS_DIR, fresh=False):

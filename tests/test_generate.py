@@ -121,3 +121,9 @@ def test_the_schema_caps_lengths_so_json_always_closes():
     s = g.answer_schema(["S1"])
     assert s["properties"]["sentences"]["items"]["properties"]["text"]["maxLength"] == g.MAX_SENTENCE_CHARS
     assert s["properties"]["answer"]["maxLength"] == g.MAX_ANSWER_CHARS and s["properties"]["sentences"]["maxItems"] == 4
+
+
+def test_empty_question_is_refused_before_any_model_call():
+    with scripted() as m, pytest.raises(ValueError, match="the question is empty"):
+        g.generate("   ", passages=PASSAGES)
+    assert m.calls == []
