@@ -32,7 +32,7 @@ from pathlib import Path
 import llm
 from bm25_baseline import doc_index
 from cache import Cache
-from retrieve import CORPUS_DIR, GOLDEN, load_golden, retrieve_chunks, sample_golden
+from retrieve import CORPUS_DIR, GOLDEN, eval_items, load_golden, retrieve_chunks
 from vector_index import CorpusError
 
 HERE = Path(__file__).parent
@@ -239,7 +239,7 @@ def main():
             return run_pairs(args.pairs, args.golden, args.json or HERE / "results" / "judge_pairs.json", args.judge_style)
         kw = {"corpus": args.corpus} if args.corpus else {}
         rows = []
-        for item in tqdm(sample_golden(load_golden(args.golden), args.limit), desc="audit", unit="q", file=sys.stderr):
+        for item in tqdm(eval_items(args.golden, args.limit, args.corpus or CORPUS_DIR), desc="audit", unit="q", file=sys.stderr):
             rows.append({"id": item["id"], "type": item["type"], **audit(generate(item["question"], **kw), item)})
     except (llm.LLMError, CorpusError) as e:
         sys.exit(f"judge: {e}")

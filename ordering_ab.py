@@ -20,7 +20,7 @@ import numpy as np
 import llm
 from generate import DEFAULT_STYLE, ORDERS, generate
 from judge import audit
-from retrieve import CORPUS_DIR, GOLDEN, load_golden, retrieve_chunks, sample_golden
+from retrieve import CORPUS_DIR, GOLDEN, eval_items, retrieve_chunks
 from vector_index import CorpusError
 
 METRICS = ("faithfulness", "relevance", "f1")
@@ -85,7 +85,7 @@ def main():
     print(f"model={llm.engine_info()['model']} limit={args.limit} k={args.k} style={args.style} "
           f"orders={','.join(ORDERS)} golden={args.golden}")
     try:
-        rep = report(run(sample_golden(load_golden(args.golden), args.limit), args.k, args.style, args.corpus))
+        rep = report(run(eval_items(args.golden, args.limit, args.corpus), args.k, args.style, args.corpus))
     except (CorpusError, llm.LLMError) as e:
         sys.exit(f"ordering_ab: {e}")
     print_report(rep)

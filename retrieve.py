@@ -192,6 +192,16 @@ def sample_golden(golden, n, seed=0):
     return order[:n]
 
 
+def eval_items(golden_path, n, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER):
+    """What every evaluation starts with: the corpus index built or brought up to date (incremental, a
+    couple of seconds when nothing changed), then n golden items from sample_golden (n <= 0: all)."""
+    golden = load_golden(golden_path)
+    r = build_index(corpus, chunker)
+    if r["embedded"] or r["deleted"]:
+        print(f"index: {r['chunks']} chunks, {r['embedded']} embedded now, {r['deleted']} deleted")
+    return sample_golden(golden, n)
+
+
 def doc_recall(passages, supporting):
     """Share of the supporting documents that appear among the passages. ([{'doc': 'a'}], ['a', 'b']) -> 0.5"""
     found = {p["doc"] for p in passages}
@@ -264,8 +274,7 @@ def main():
             print_passages(retrieve_chunks(args.query, ks[0], args.depth, args.corpus, args.chunker, args.method))
             return
         golden = load_golden(args.golden)[:args.limit or None]
-        r = build_index(args.corpus, args.chunker)
-        print(f"index: {r['chunks']} chunks, {r['embedded']} embedded now, {r['deleted']} deleted")
+        eval_items(args.golden, 0, args.corpus, args.chunker)
         report = evaluate(golden, ks, args.corpus, args.chunker, args.depth)
     except CorpusError as e:
         sys.exit(f"retrieve: {e}")

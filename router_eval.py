@@ -34,7 +34,7 @@ import multihop
 from cache import Cache
 from generate import SYSTEM as ANSWER_SYSTEM, generate
 from judge import exact_match, f1
-from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, doc_recall, load_golden, sample_golden
+from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, doc_recall, eval_items, sample_golden
 from vector_index import CorpusError
 
 HERE = Path(__file__).parent
@@ -219,7 +219,7 @@ def main():
     from tqdm import tqdm
     try:
         model = llm.engine_info()["model"]
-        golden = load_golden(args.golden)
+        golden = eval_items(args.golden, 0, args.corpus, args.chunker)  # all items, index up to date
         s = {"k": args.k, "final_k": args.final_k, "max_hops": args.max_hops, "corpus": str(Path(args.corpus).resolve()),
              "chunker": args.chunker, "prompts": PROMPTS}
         print(f"golden={args.golden} ({len(golden)} questions) corpus={args.corpus} chunker={args.chunker} model={model}\n"

@@ -27,7 +27,7 @@ import llm
 from generate import DEFAULT_STYLE, ORDERS, STYLES, check_question, generate
 from cache import Cache
 from judge import exact_match, f1, joined, supports
-from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, doc_recall, load_golden, sample_golden
+from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, doc_recall, eval_items
 from vector_index import CorpusError
 
 HERE = Path(__file__).parent
@@ -230,7 +230,7 @@ def pattern_main(name, args, answer, kw, stats_of, summarize_stats, print_trace,
             print(f"\n{describe(r)}llm calls {c['calls']}  prompt tokens {c['prompt_tokens']}  completion tokens "
                   f"{c['completion_tokens']}  {c['wall_seconds']:.1f} s")
             return
-        items = sample_golden(load_golden(args.golden), args.eval)
+        items = eval_items(args.golden, args.eval, args.corpus, args.chunker)
         table, rows, stats = evaluate_pattern(name, answer, items, settings, stats_of, args.corpus, args.fresh)
     except (ValueError, CorpusError, llm.LLMError) as e:
         sys.exit(f"{name.replace('-', '_')}: {e}")
@@ -261,7 +261,7 @@ def main():
         if args.ask:
             result = generate(args.ask, order=args.order, style=styles[0], corpus=args.corpus)
             return print_answer(result, verify(result))
-        items = sample_golden(load_golden(args.golden), args.limit)
+        items = eval_items(args.golden, args.limit, args.corpus)
         summaries = {s: summarize(run(items, s, args.order, args.corpus, args.fresh)) for s in styles}
     except (CorpusError, llm.LLMError) as e:
         sys.exit(f"verify_citations: {e}")

@@ -136,3 +136,22 @@ def test_evaluate_caches_rows_and_resumes(fresh_cache, corpus, golden_path):
     assert [r["supported"] for r in other] == [r["supported"] for r in first]  # computed again, same verdicts
     assert first == again and len(answers) == 4  # the rerun came from the cache; new settings did not
     assert [r["id"] for r in first] == [i["id"] for i in items] and first[0]["supported"] == 1
+
+
+def test_verify_cli_builds_the_index_of_a_new_corpus(own_corpus, golden_path, fresh_cache, monkeypatch, capsys, tmp_path):
+    """Any folder and golden file of the documented shape: no separate build step needed."""
+    import sys
+
+    def model(messages, schema):
+        if "sentences" in json.dumps(schema):
+            return '{"sentences": [{"text": "Tomas Vell designed it.", "sources": ["S1"]}], "answer": "Tomas Vell"}'
+        return good_judge(messages, schema)
+
+    out = tmp_path / "v.json"
+    monkeypatch.setattr(sys, "argv", ["verify_citations.py", "--corpus", str(own_corpus), "--golden", str(golden_path),
+                                      "--limit", "2", "--json", str(out)])
+    with llm.use_model(llm.ScriptedModel(model)):
+        vc.main()
+    assert "embedded now" in capsys.readouterr().out
+    report = json.loads(out.read_text())
+    assert report["questions"] == 2 and report["sentences"] == 2 and report["cited_sentence_rate"] == 1.0
