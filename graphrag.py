@@ -41,7 +41,7 @@ import verify_citations as vc
 from cache import Cache
 from generate import check_question, generate
 from multihop import multihop_answer
-from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, get_retriever, load_golden, sample_golden
+from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, get_retriever, load_golden, sample_golden
 from vector_index import CorpusError, collection_name, embed, index_dir, load_documents
 
 EXTRACTORS = ("llm", "titles")
