@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 import llm
-from generate import check_question, format_sources, generate, is_idk
+from generate import check_question, format_sources, generate, is_idk, print_result as print_answer
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, load_golden, retrieve_chunks
 from vector_index import CorpusError, embed, index_dir
 
@@ -415,15 +415,8 @@ def print_result(r):
         elif s["step"] in ("warning", "fallback", "answerable"):
             print(f"  {s['step']}: " + (s.get("message") or s.get("reason")
                                          or f"after hop {s['after_hop']}: {s['answerable']}"))
-    print(f"\nmode: {r['mode']}" + (f" (fell back to single-hop: {r['fallback']})" if r["fallback"] else "")
-          + f"\nanswer: {r['answer']}")
-    for n, s in enumerate(r["sentences"], 1):
-        print(f"  {n}. {s['text']} {' '.join(f'[{c}]' for c in s['cites']) or '(uncited)'}")
-    for p in r["passages"]:
-        print(f"{p['id']:4} {p['chunk_id'][:56]:56} {' '.join(p['text'].split())[:56]}")
-    c = r["cost"]
-    print(f"llm calls {c['calls']}  prompt tokens {c['prompt_tokens']}  completion tokens {c['completion_tokens']}  "
-          f"{c['wall_seconds']:.1f} s")
+    print(f"\nmode: {r['mode']}" + (f" (fell back to single-hop: {r['fallback']})" if r["fallback"] else ""))
+    print_answer(r)
 
 
 def main():

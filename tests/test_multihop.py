@@ -279,3 +279,12 @@ def test_real_engine_routes_and_decomposes_the_fixture_bridge_question():
     trace = []
     subs = mh.decompose(Q, 3, trace)
     assert len(subs) >= 2 and any("[ANSWER_1]" in s for s in subs[1:]), trace
+
+
+def test_cli_prints_route_hops_and_cited_answer_scripted(corpus, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", ["multihop.py", "--mode", "iterative", "--corpus", str(corpus), Q])
+    with scripted():
+        mh.main()
+    out = capsys.readouterr().out
+    assert "hop 1 answer: Tomas Vell" in out and "mode: iterative" in out
+    assert "answer: Hartmoor" in out and re.search(r"\[S\d\]", out) and "llm calls" in out
