@@ -273,8 +273,7 @@ def main():
         if not args.eval:
             print_passages(retrieve_chunks(args.query, ks[0], args.depth, args.corpus, args.chunker, args.method))
             return
-        golden = load_golden(args.golden)[:args.limit or None]
-        eval_items(args.golden, 0, args.corpus, args.chunker)
+        golden = eval_items(args.golden, 0, args.corpus, args.chunker)[:args.limit or None]  # file order
         report = evaluate(golden, ks, args.corpus, args.chunker, args.depth)
     except CorpusError as e:
         sys.exit(f"retrieve: {e}")
