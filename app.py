@@ -1,0 +1,425 @@
+"""The demo page: ask a question, pick a pattern, watch how the answer was made and check every citation.
+
+    python app.py                                   # http://127.0.0.1:7860, the default corpus
+    python app.py --port 7861 --corpus tests/fixtures/corpus --golden tests/fixtures/golden.json
+    python app.py --check-concurrency 5 --json results/app_concurrency_engine.json   # 5 questions at once
+
+Expected: "serving http://127.0.0.1:7860 (engine embedded, model ...)" in ~15 s (gradio, torch and the
+embedding model load), then a page with a question box, a pattern picker (single, smart router,
+parallel, iterative, FLARE, Self-RAG, CRAG, and GraphRAG when `python graphrag.py --build` has built a
+graph for the corpus), the answer with every [S#] as a chip coloured by the judge's verdict (green
+supports, red does not, grey-striped an ID the model invented; hover or click for the cited chunk and
+the sentence it backs), uncited sentences flagged, and a trace panel (route, sub-questions and hops,
+retrievals and their triggers, LLM calls, tokens, seconds). A CPU answer takes 20-90 s; the status
+line counts LLM calls and tokens while the model works, then says when citations are being checked.
+
+Why Gradio rather than Streamlit: a generator handler streams progress with no front-end code; its
+request queue with concurrency_limit=1 makes concurrent questions wait their turn for the one
+llama.cpp engine instead of fighting over it (Streamlit reruns a script per browser session and
+would need our own lock and polling); and every event is also an HTTP API (`gradio_client`), which
+the concurrency check and the tests use. The app adds no retrieval or prompting of its own: it calls
+multihop, flare, self_rag, crag, graphrag and verify_citations.verify, and renders their dicts.
+
+Bad input: an empty question or one over MAX_QUESTION_CHARS gets a message and is never queued; a
+question that does not look English is answered anyway, under a notice that the corpus is English;
+a question sent while the model is busy is told so and queued (at most QUEUE_MAX wait). Not handled:
+cancelling a running answer (the model call finishes; the next question then starts).
+"""
+import argparse
+import html
+import json
+import re
+import resource
+import sys
+import threading
+import time
+from pathlib import Path
+
+import crag
+import flare
+import graphrag
+import llm
+import multihop
+import self_rag
+import verify_citations
+from generate import check_question
+from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, load_golden
+from vector_index import CorpusError
+
+MAX_QUESTION_CHARS = 1000   # a question, not a document: longer input is refused before it reaches the queue
+QUEUE_MAX = 16              # questions waiting at most; more are refused (bounds memory under load)
+POLL_SECONDS = 0.5          # how often the status line refreshes while the model works
+MAX_SOURCE_CHARS = 1500     # of a cited chunk shown in its pop-up
+ENGLISH_WORDS = set("the of in a an is was were are who what which where when how why did does do to for by and "
+                    "on at from with whose that many much name born first same than".split())
+PATTERNS = {  # label -> function(question, corpus) -> a generate()-shaped dict with mode, trace and cost
+    "single": lambda q, c: multihop.single_answer(q, corpus=c),
+    "smart router": lambda q, c: multihop.smart_answer(q, corpus=c),
+    "parallel": lambda q, c: multihop.multihop_answer(q, corpus=c),
+    "iterative": lambda q, c: multihop.iterative_answer(q, corpus=c),
+    "FLARE": lambda q, c: flare.flare_answer(q, corpus=c),
+    "Self-RAG": lambda q, c: self_rag.self_rag_answer(q, corpus=c),
+    "CRAG": lambda q, c: crag.crag_answer(q, corpus=c),
+}
+DEFAULT_PATTERN = "smart router"
+CSS = """
+.chip{display:inline-block;position:relative;margin:0 2px;font:600 12px/1.6 monospace;border-radius:9px;vertical-align:baseline}
+.chip>summary{list-style:none;cursor:pointer;padding:0 7px;border-radius:9px}
+.chip>summary::-webkit-details-marker{display:none}
+.chip.supported>summary{background:#c8f0cf;color:#0d5b1c;border:1px solid #2e9e46}
+.chip.unsupported>summary{background:#fbd3d0;color:#8a1c13;border:1px solid #d9473b}
+.chip.invalid>summary{background:repeating-linear-gradient(45deg,#eee,#eee 4px,#ccc 4px,#ccc 8px);color:#444;border:1px dashed #666}
+.chip.unchecked>summary{background:#e8e8f4;color:#334;border:1px solid #889}
+.uncited{display:inline-block;margin-left:4px;padding:0 6px;font:600 11px/1.6 sans-serif;color:#8a5a00;background:#fff1c7;border:1px solid #d9a400;border-radius:9px}
+.pop{display:none;position:absolute;z-index:50;left:0;top:1.8em;width:min(34em,80vw);padding:8px 10px;background:#fff;color:#111;
+ border:1px solid #999;border-radius:6px;box-shadow:0 4px 14px rgba(0,0,0,.25);font:13px/1.4 sans-serif;white-space:normal}
+.chip:hover>.pop,.chip[open]>.pop{display:block}
+.pop .src{max-height:14em;overflow:auto;background:#f6f6f6;padding:4px 6px;margin:4px 0}
+.sentence{margin:6px 0;line-height:1.9}.sentence.unsupported{text-decoration:underline wavy #d9473b}
+.short{font-size:1.25em;font-weight:700;margin-bottom:6px}.notice{padding:6px 10px;border-radius:6px;background:#fff1c7}
+.status{padding:6px 10px;border-radius:6px;background:#eef3ff}.status.error{background:#fbd3d0}.status.done{background:#c8f0cf}
+.trace li{margin:3px 0}.trace .route{font-weight:700;margin-bottom:6px}.trace table td{padding:1px 8px}
+"""
+
+
+def esc(x):
+    return html.escape(str(x), quote=True)
+
+
+def not_english(question):
+    """True when a question looks non-English: mostly non-ASCII letters, or 4+ words and no common English
+    word. '¿Quién diseñó el puente Ashford?' -> True; 'Who designed Ashford Bridge?' -> False"""
+    letters = [ch for ch in question if ch.isalpha()]
+    words = re.findall(r"[^\W\d_]+", question.lower())
+    return bool(letters) and (sum(ch.isascii() for ch in letters) < 0.7 * len(letters)
+                              or (len(words) >= 4 and not ENGLISH_WORDS & set(words)))
+
+
+def check_input(question):
+    """-> (question stripped, notice or None); ValueError with the message the page shows."""
+    question = check_question(question)  # raises "the question is empty"
+    if len(question) > MAX_QUESTION_CHARS:
+        raise ValueError(f"the question is {len(question):,} characters long; the limit is {MAX_QUESTION_CHARS:,} "
+                         f"(ask a question, do not paste a document)")
+    notice = ("The corpus is in English: this question does not look English, so retrieval may miss and the "
+              "answer may be poor. It is answered anyway.") if not_english(question) else None
+    return question, notice
+
+
+def graph_extractor(corpus):
+    """The extractor whose graph is built for this corpus ('llm' preferred), or None: GraphRAG is not offered."""
+    return next((e for e in graphrag.EXTRACTORS if graphrag.graph_path(corpus, DEFAULT_CHUNKER, e).exists()), None)
+
+
+def patterns(corpus):
+    """The pattern picker's choices for this corpus: GraphRAG only where a graph has been built."""
+    out, extractor = dict(PATTERNS), graph_extractor(corpus)
+    if extractor:
+        out["GraphRAG"] = lambda q, c: graphrag.graph_answer(q, corpus=c, extractor=extractor)
+    return out
+
+
+# ---- rendering: result dicts -> HTML (pure functions: no model, no browser) ----
+
+def render_status(text, kind="busy"):
+    return f'<div class="status {kind}" data-kind="{kind}">{esc(text)}</div>'
+
+
+def _chip(label, verdict, pop, sentence):
+    word = {"supported": "supports the sentence", "unsupported": "does not support the sentence",
+            "invalid": "no such source was given to the model: the citation was dropped",
+            "unchecked": "not checked (the citation check failed)"}[verdict]
+    mark = {"supported": "✓", "unsupported": "✗", "invalid": "?", "unchecked": "·"}[verdict]
+    return (f'<details class="chip {verdict}" data-id="{esc(label)}" data-verdict="{verdict}">'
+            f'<summary title="{esc(label)}: {esc(word)}">{esc(label)} {mark}</summary><div class="pop">'
+            f'<b>[{esc(label)}]</b> {esc(word)}{pop}<div>cited for: <i>{esc(sentence)}</i></div></div></details>')
+
+
+def _source_html(p):
+    text = " ".join(str(p.get("text", "")).split())
+    cut = text[:MAX_SOURCE_CHARS] + ("…" if len(text) > MAX_SOURCE_CHARS else "")
+    return (f'<div>document <b>{esc(p.get("title") or p.get("doc"))}</b> <code>{esc(p.get("doc"))}</code>, '
+            f'chunk <code>{esc(p.get("chunk_id"))}</code></div><div class="src">{esc(cut)}</div>')
+
+
+def render_answer(result, verdicts, notice=None):
+    """A result (generate()-shaped) and verify(result)'s verdicts (None: not checked) -> the answer's HTML:
+    the short answer, each sentence with one chip per citation (class and data-verdict supported /
+    unsupported / invalid / unchecked), uncited sentences marked, then the sources the model was given."""
+    by_id = {p["id"]: p for p in result.get("passages", [])}
+    invalid = {}
+    for bad in result.get("invalid_ids", []):
+        invalid.setdefault(bad["sentence"], []).append(bad["id"])
+    out = [f'<div class="notice">{esc(notice)}</div>'] if notice else []
+    out.append(f'<div class="short" data-answer>{esc(result.get("answer", ""))}</div>')
+    if result.get("error"):
+        out.append(f'<div class="notice">The model\'s reply was unusable: {esc(result["error"])}</div>')
+    for n, s in enumerate(result.get("sentences", [])):
+        v = verdicts[n] if verdicts is not None and n < len(verdicts) else None
+        chips = [_chip(c, "unchecked" if v is None else "supported" if v["precise"].get(c) else "unsupported",
+                       _source_html(by_id[c]) if c in by_id else "", s["text"]) for c in s["cites"]]
+        chips += [_chip(i, "invalid", "", s["text"]) for i in invalid.get(n, [])]
+        if not s["cites"]:
+            chips.append('<span class="uncited" data-uncited title="no source cited: nothing backs this sentence">'
+                         'uncited</span>')
+        kind = "unchecked" if v is None else "supported" if v["supported"] else "unsupported"
+        out.append(f'<div class="sentence {kind}" data-sentence="{n}">{esc(s["text"])} {"".join(chips)}</div>')
+    if result.get("passages"):
+        rows = "".join(f'<li><b>[{esc(p["id"])}]</b> {esc(p.get("title") or p.get("doc"))} <code>{esc(p["chunk_id"])}</code>'
+                       f'</li>' for p in result["passages"])
+        out.append(f"<details><summary>sources given to the model ({len(result['passages'])})</summary><ul>{rows}</ul></details>")
+    return f'<div class="answer">{"".join(out)}</div>'
+
+
+def _short(value, limit=300):
+    if isinstance(value, list):
+        value = ", ".join(_short(v, 80) for v in value)
+    elif isinstance(value, dict):
+        value = json.dumps(value, ensure_ascii=False)
+    elif isinstance(value, float):
+        value = f"{value:.3g}"
+    value = str(value)
+    return value if len(value) <= limit else value[:limit] + "…"
+
+
+def describe_step(s):
+    """One trace step -> one line of text. {"step": "hop", "n": 1, "query": "Who?", "answer": "Vell", ...}
+    -> 'hop 1: Who? -> Vell (source ...)'; steps without a special case list their fields."""
+    kind = s.get("step", "?")
+    if kind == "route" and "router" in s:
+        p = f", P(multi) {s['p_multi']:.2f}" if s.get("p_multi") is not None else ""
+        return f"route: {'multi' if s['multi'] else 'single'}-hop by the {s['router']} router{p}"
+    if kind == "decompose":
+        return "sub-questions: " + " | ".join(f"{n}. {q}" for n, q in enumerate(s["sub_questions"], 1)) if s["sub_questions"] \
+            else "decomposition: nothing usable"
+    if kind == "retrieve":
+        at = f" (hop {s['hop']})" if "hop" in s else f" (round {s['round']})" if "round" in s else ""
+        return f"retrieve{at} {s['query']!r}: {_short(s['chunks'])}"
+    if kind == "hop":
+        return f"hop {s['n']}: {s['query']} -> {s['answer'] or 'no answer'} (source {s['source'] or 'none'})"
+    if kind == "trigger":
+        return (f"trigger {s['retrieval']}: confidence {s['confidence']:.2f} on {_short([w for w, _ in s['low']])}; "
+                f"query {s['query']!r} brought {_short(s['labels']) or 'nothing new'}")
+    return f"{kind}: " + "; ".join(f"{k} {_short(v)}" for k, v in s.items() if k != "step")
+
+
+def route_line(result, pattern):
+    """The route taken, in one line: 'smart router -> iterative; learned router: multi-hop, P(multi) 0.93'."""
+    parts = [f"{pattern} -> {result.get('mode', pattern)}"]
+    parts += [describe_step(s).removeprefix("route: ") for s in result.get("trace", []) if s.get("step") == "route"]
+    if result.get("fallback"):
+        parts.append(f"fell back to single-hop: {result['fallback']}")
+    if "action" in result:
+        parts.append(f"CRAG action: {result['action']}")
+    if "retrieval" in result:
+        parts.append("retrieved" if result["retrieval"] else "answered without retrieval")
+    if "triggers" in result:
+        parts.append(f"{result['triggers']} triggered retrievals")
+    return "; ".join(parts)
+
+
+def render_trace(result, pattern, judge_cost=None, info=None):
+    """The trace panel: the route, every step in order, then cost (answer, citation check) and the engine."""
+    steps = "".join(f'<li data-step="{esc(s.get("step"))}">{esc(describe_step(s))}</li>' for s in result.get("trace", []))
+    rows = [("answer", result.get("cost") or {})] + ([("citation check", judge_cost)] if judge_cost else [])
+    cost = "".join(f"<tr><td>{name}</td><td>{c.get('calls', 0)}</td><td>{c.get('prompt_tokens', 0)}</td>"
+                   f"<td>{c.get('completion_tokens', 0)}</td><td>{c.get('seconds', 0):.1f}</td>"
+                   f"<td>{c.get('wall_seconds', c.get('seconds', 0)):.1f}</td></tr>" for name, c in rows)
+    engine = f"<div>engine {esc(info['engine'])}, model {esc(info['model'])}</div>" if info else ""
+    return (f'<div class="trace"><div class="route" data-route>route: {esc(route_line(result, pattern))}</div>'
+            f"<ol>{steps}</ol><table><tr><th></th><th>LLM calls</th><th>prompt tok</th><th>completion tok</th>"
+            f"<th>LLM s</th><th>wall s</th></tr>{cost}</table>{engine}</div>")
+
+
+def render_engine(info, corpus):
+    gguf = f", GGUF {Path(info['gguf']).name}" if info.get("gguf") else ""
+    return (f'<div class="engine" data-engine="{esc(info["engine"])}">engine <b>{esc(info["engine"])}</b>, model '
+            f'<b>{esc(info["model"])}</b> at {esc(info["host"])}{esc(gguf)}; corpus <code>{esc(corpus)}</code></div>')
+
+
+# ---- the server ----
+
+_BUSY = threading.Lock()   # one answer at a time through the single engine, whoever asks (page or API)
+_RUNS = []                 # (start, end) of every answer: the concurrency check reads the overlap from it
+_NOW = {}                  # the question being answered and since when: the busy notice says so
+
+
+def answer_steps(question, pattern, corpus, choices):
+    """The handler: yields (status, answer, trace) HTML as it goes. Bad input ends with a message, never raises."""
+    keep = None  # outputs left as they are (gr.skip() once gradio is loaded)
+    try:
+        import gradio as gr
+        keep = gr.skip()
+        question, notice = check_input(question)
+        if pattern not in choices:
+            raise ValueError(f"unknown pattern {pattern!r}: choose one of {', '.join(choices)}")
+    except ValueError as e:
+        yield render_status(f"Not asked: {e}.", "error"), keep, keep
+        return
+    with _BUSY:
+        start, before, box = time.time(), llm.stats(), {"stage": f"retrieving and answering with {pattern}"}
+        _NOW.update(question=question, since=start)
+
+        def work():
+            try:
+                box["result"] = choices[pattern](question, corpus)
+                box["stage"] = "checking citations (one judge call per citation)"
+                with llm.counting() as judge_cost:
+                    box["verdicts"] = verify_citations.verify(box["result"])
+                box["judge"] = judge_cost
+            except (ValueError, CorpusError, llm.LLMError) as e:
+                box["error"] = str(e)
+        worker = threading.Thread(target=work, daemon=True)
+        worker.start()
+        try:
+            while worker.is_alive():
+                worker.join(POLL_SECONDS)
+                now = llm.stats()
+                yield (render_status(f"{box['stage']}… {now['calls'] - before['calls']} LLM calls, "
+                                     f"{now['prompt_tokens'] + now['completion_tokens'] - before['prompt_tokens'] - before['completion_tokens']:,} "
+                                     f"tokens, {time.time() - start:.0f} s"), keep, keep)
+        finally:
+            worker.join()  # a closed page must not let the next question start under a running one
+            _RUNS.append((start, time.time()))
+            _NOW.clear()
+    if "error" in box or "result" not in box:
+        yield render_status(f"Failed: {box.get('error', 'no result')}", "error"), keep, keep
+        return
+    r, info = box["result"], llm.engine_info()
+    verdicts = box.get("verdicts")
+    yield (render_status(f"done in {time.time() - start:.0f} s: {len(r['sentences'])} sentences, "
+                         f"{sum(len(s['cites']) for s in r['sentences'])} citations checked", "done"),
+           render_answer(r, verdicts, notice), render_trace(r, pattern, box.get("judge"), info))
+
+
+def announce(question):
+    """Answered at once, outside the queue: a bad question's message, or that the model is busy."""
+    try:
+        _, notice = check_input(question)
+    except ValueError as e:
+        return render_status(f"Not asked: {e}.", "error")
+    if _NOW:
+        return render_status(f"The model is busy answering another question (for {time.time() - _NOW['since']:.0f} s): "
+                             f"yours is queued and starts when it is done.", "queued")
+    return render_status("queued" + (f" ({notice})" if notice else ""))
+
+
+def gate(question):
+    try:
+        check_input(question)
+    except ValueError as e:  # the status line shows it already: stop the chain quietly
+        import gradio as gr
+        raise gr.Error(str(e), visible=False, print_exception=False)
+
+
+def build(corpus=CORPUS_DIR, golden=GOLDEN):
+    """The gradio Blocks app for one corpus (engine resolved now, so the page says which one answers)."""
+    import os
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # no calls home from an offline machine
+    import gradio as gr
+    choices, info = patterns(corpus), llm.engine_info()
+    try:
+        items = load_golden(golden)
+        examples = [[g["question"]] for g in items if g["type"] == "multi"][:3] + \
+                   [[g["question"]] for g in items if g["type"] == "single"][:1]
+    except (OSError, ValueError):
+        examples = []
+    with gr.Blocks(title="RAG lab: how an answer was made") as demo:
+        gr.Markdown("## How was this answer made?\nEach `[S#]` chip is one citation, coloured by the judge's "
+                    "verdict (green supports, red does not, striped: an ID the model invented). Hover or click a chip.")
+        gr.HTML(render_engine(info, corpus), elem_id="engine")
+        with gr.Row():
+            question = gr.Textbox(label="Question", lines=2, scale=4, elem_id="question")
+            pattern = gr.Dropdown(list(choices), value=DEFAULT_PATTERN, label="Pattern", scale=1, elem_id="pattern")
+        ask = gr.Button("Ask", variant="primary", elem_id="ask")
+        if examples:
+            gr.Examples(examples, [question], label="golden questions")
+        status = gr.HTML(render_status("ready", "done"), elem_id="status")
+        with gr.Row():
+            answer = gr.HTML(elem_id="answer")
+            trace = gr.HTML(elem_id="trace")
+        run = lambda q, p: (yield from answer_steps(q, p, corpus, choices))
+        for trigger in (ask.click, question.submit):
+            trigger(announce, [question], [status], queue=False, show_progress="hidden") \
+                .then(gate, [question], None, queue=False, show_progress="hidden") \
+                .success(run, [question, pattern], [status, answer, trace], concurrency_limit=1,
+                         concurrency_id="engine", show_progress="minimal",
+                         api_name="answer" if trigger == ask.click else False)
+    demo.queue(max_size=QUEUE_MAX, default_concurrency_limit=1)
+    return demo
+
+
+def launch(demo, host="127.0.0.1", port=None, block=True):
+    """Serve; -> the local URL (block=False returns at once, for tests and the concurrency check)."""
+    _, url, _ = demo.launch(server_name=host, server_port=port, css=CSS, prevent_thread_lock=not block, quiet=True)
+    return url
+
+
+def memory_mb():
+    """(current RSS, peak RSS) of this process in MB; peak from getrusage (Linux reports KB)."""
+    try:
+        rss = int(Path("/proc/self/statm").read_text().split()[1]) * resource.getpagesize() / 2**20
+    except OSError:
+        rss = float("nan")
+    return rss, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def concurrency_check(url, questions, pattern=DEFAULT_PATTERN, timeout=1800):
+    """Fire all questions at once through the HTTP API; -> figures: answered, lost, max overlap of runs, memory."""
+    from gradio_client import Client
+    client, runs_before = Client(url, verbose=False), len(_RUNS)
+    rss_before, _ = memory_mb()
+    start = time.time()
+    jobs = [client.submit(q, pattern, api_name="/answer") for q in questions]
+    finished = []
+    for job in jobs:
+        status, answer, _ = job.result(timeout=timeout)
+        finished.append({"seconds": round(time.time() - start, 1), "answered": "chip" in answer or "uncited" in answer,
+                         "status": re.sub(r"<[^>]+>", "", status)})
+    runs = _RUNS[runs_before:]
+    overlap = max((sum(a < e and s < b for s, e in runs) for a, b in runs), default=0)  # runs live at once, incl. itself
+    rss_after, peak = memory_mb()
+    return {"questions": len(questions), "answered": sum(f["answered"] for f in finished),
+            "lost": len(questions) - len(finished), "runs_recorded": len(runs), "max_concurrent_runs": overlap,
+            "pattern": pattern, "engine": llm.engine_info(), "seconds_total": round(time.time() - start, 1),
+            "rss_mb_before": round(rss_before, 1), "rss_mb_after": round(rss_after, 1), "rss_mb_peak": round(peak, 1),
+            "per_question": finished}
+
+
+def main():
+    ap = argparse.ArgumentParser(description="Serve the demo page: ask, pick a pattern, see chips, verdicts and the trace.")
+    ap.add_argument("--host", default="127.0.0.1", help="address to listen on (keep 127.0.0.1 unless you mean to share)")
+    ap.add_argument("--port", type=int, default=7860, help="port to listen on (0: any free port)")
+    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents (indexed on first use)")
+    ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden file whose questions are offered as examples")
+    ap.add_argument("--check-concurrency", type=int, default=0, metavar="N",
+                    help="instead of serving: fire N golden multi questions at once at this server, print the figures")
+    ap.add_argument("--pattern", default="single", help="pattern for --check-concurrency")
+    ap.add_argument("--json", type=Path, help="with --check-concurrency: write the figures here")
+    args = ap.parse_args()
+    if not args.corpus.is_dir():
+        sys.exit(f"app: --corpus {args.corpus} is not a folder")
+    if not 0 <= args.port < 65536 or args.check_concurrency < 0:
+        sys.exit("app: --port must be 0-65535 and --check-concurrency at least 0")
+    try:
+        demo = build(args.corpus, args.golden)
+        info = llm.engine_info()
+        url = launch(demo, args.host, args.port or None, block=False)
+    except (CorpusError, llm.LLMError, OSError) as e:
+        sys.exit(f"app: {e}")
+    print(f"serving {url} (engine {info['engine']}, model {info['model']}, corpus {args.corpus})", flush=True)
+    if not args.check_concurrency:
+        demo.block_thread()
+        return
+    questions = [g["question"] for g in load_golden(args.golden) if g["type"] == "multi"][:args.check_concurrency]
+    figures = concurrency_check(url, questions, args.pattern)
+    print(f"{'questions':>10}{'answered':>10}{'lost':>6}{'max live':>10}{'total s':>9}{'RSS MB':>8}{'peak MB':>9}")
+    print(f"{figures['questions']:>10}{figures['answered']:>10}{figures['lost']:>6}{figures['max_concurrent_runs']:>10}"
+          f"{figures['seconds_total']:>9.1f}{figures['rss_mb_after']:>8.0f}{figures['rss_mb_peak']:>9.0f}")
+    if args.json:
+        verify_citations.write_json(args.json, figures)
+    demo.close()
+
+
+if __name__ == "__main__":
+    main()
