@@ -1,0 +1,292 @@
+"""Week 9: every pattern on one golden sample, one table: what each technique buys and what it costs.
+
+    python benchmark.py                                  # all patterns, 24 questions (12 single, 12 multi)
+    python benchmark.py --patterns seed,single --limit 2 # a quick look
+    python benchmark.py --fresh                          # recompute every row (ignore the cache)
+    RAG_LLM=ollama RAG_MODEL=llama3.1:8b python benchmark.py --json results/benchmark_llama3.1-8b.json
+
+Expected output: the settings and the sample, a progress bar with ETA on stderr, then one table per split
+(all / single / multi), one row per pattern: EM, F1, supporting-doc recall, citation recall and precision,
+and per question LLM calls, prompt and completion tokens and the median model seconds (answering only; the
+citation judge is not counted). Then `wrote` lines for the JSON, the Markdown report and two PNG charts.
+The first full run takes hours on 2 cores with the embedded 1.5B model (~1 min per question and pattern,
+judge included); a rerun is answered from the cache (.rag/cache/rows.jsonl) in seconds.
+
+Rows: the seed's own pipeline first (`seed`: its interleave fusion and the lab's original free-text prompt,
+the baseline every gain is measured against), then generate()'s JSON prompt on fused retrieval (`single`),
+multihop's parallel, iterative and routed modes, FLARE, Self-RAG, CRAG, and GraphRAG local/global when a
+graph has been built (python graphrag.py --build); otherwise those rows are skipped with the reason.
+Each row comes from verify_citations.evaluate(), cached per (pattern, settings, model, question), under the
+same name and settings the pattern's own `--eval` uses, so rows computed there are reused here, an
+interrupted run resumes where it stopped, and a run can be spread over several sittings.
+Not handled: questions run one at a time (llama.cpp serves one request at a time anyway); the smart row uses
+the learned router saved from golden.json, so its routing has seen these questions (router_eval.py scores
+the router out-of-fold); a rebuilt graph does not invalidate cached graph rows (use --fresh).
+"""
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import crag
+import flare
+import llm
+import multihop
+import self_rag
+import verify_citations as vc
+import web_search
+from generate import generate
+from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, eval_items, retrieve_chunks
+from vector_index import CorpusError
+
+HERE = Path(__file__).parent
+JSON_PATH = HERE / "results" / "benchmark.json"   # the .md and the PNGs are written beside it
+DEFAULT_LIMIT = 24        # 12 single + 12 multi (6 HotpotQA, 6 MuSiQue): the issue's minimum
+SEED_K = 4                # passages the seed pipeline put in its prompt
+PATTERNS = ("seed", "single", "parallel", "iterative", "smart", "flare", "self_rag", "crag", "graph_local", "graph_global")
+SPLITS = ("all", "single", "multi")
+COLUMNS = [("answer_em", "EM", ".3f"), ("answer_f1", "F1", ".3f"), ("doc_recall", "doc-rec", ".3f"),
+           ("citation_recall", "c-recall", ".3f"), ("citation_precision", "c-prec", ".3f"),
+           ("llm_calls", "calls/q", ".1f"), ("prompt_tokens", "prompt/q", ".0f"),
+           ("completion_tokens", "compl/q", ".0f"), ("seconds_p50", "s/q p50", ".1f")]
+HEADERS = {"doc-rec": "supporting-doc recall", "c-recall": "citation recall", "c-prec": "citation precision",
+           "calls/q": "LLM calls/q", "prompt/q": "prompt tokens/q", "compl/q": "completion tokens/q"}
+
+
+def seed_answer(question, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, k=SEED_K):
+    """The seed's pipeline as written: dense chunks interleaved with BM25 document prefixes, cut to k, then
+    the lab's original free-text prompt (generate style 'lab')."""
+    passages = retrieve_chunks(question, k, corpus=corpus, chunker=chunker, method="seed_interleave")
+    return generate(question, k, style="lab", passages=passages, corpus=corpus, chunker=chunker)
+
+
+def as_settings(kw):
+    """Keyword arguments -> cache settings, as verify_citations.pattern_main writes them (paths as text)."""
+    return {k: str(v) if isinstance(v, Path) else v for k, v in kw.items()}
+
+
+def graph_spec(mode, corpus, chunker, golden):
+    """(cache name, settings, answer function) of a GraphRAG row, keyed as graphrag.py --eval keys it;
+    CorpusError (with the build command) when no graph has been built for the corpus."""
+    import graphrag  # networkx and the graph code load only when a graph row is asked for
+    graphrag.load(corpus, chunker, "llm")
+    settings = {"mode": mode, "extractor": "llm", "corpus": str(corpus), "chunker": chunker, "golden": str(golden),
+                "docs": 0, "docs_from_golden": False, "graph": str(graphrag.graph_path(corpus, chunker, "llm")),
+                "version": graphrag.EXTRACT_VERSION}
+    return (f"graphrag-{mode}", settings,
+            lambda q: graphrag.graph_answer(q, mode=mode, corpus=corpus, chunker=chunker, extractor="llm"))
+
+
+def pattern_specs(names, corpus, golden, chunker=DEFAULT_CHUNKER):
+    """{pattern: (cache name, settings, answer function)} for the runnable names, and {pattern: why skipped}.
+    Names and settings match each script's own --eval (the row cache is shared with them)."""
+    c = str(corpus)
+    fl = dict(k=flare.K, new_k=flare.NEW_K, threshold=flare.THRESHOLD, query_mode="masked",
+              max_retrievals=flare.MAX_RETRIEVALS, max_sentences=flare.MAX_SENTENCES, max_tokens=flare.MAX_TOKENS,
+              corpus=corpus, chunker=chunker)
+    sr = dict(k=self_rag.K, max_rounds=self_rag.MAX_ROUNDS, useful_min=self_rag.USEFUL_MIN, decide=True,
+              corpus=corpus, chunker=chunker)
+    cr = dict(k=crag.K, web_k=crag.WEB_K, web=web_search.resolve_backend(None), web_dir=web_search.standin_dir(),
+              refine_knowledge=True, corpus=corpus, chunker=chunker)
+    mh = {"corpus": c, "chunker": chunker, "version": multihop.VERSION}
+    makers = {
+        "seed": lambda: ("seed", {"retrieval": "seed_interleave", "style": "lab", "k": SEED_K, "corpus": c,
+                                  "chunker": chunker}, lambda q: seed_answer(q, corpus, chunker)),
+        # verify_citations.run()'s key: the generate() rows every pattern's --eval computes beside itself
+        "single": lambda: ("generate-json", {"style": "json", "order": "best_first", "corpus": c},
+                           lambda q: generate(q, order="best_first", style="json", corpus=corpus)),
+        # graphrag.py --eval's key for the same call
+        "parallel": lambda: ("multihop-parallel", {"corpus": c},
+                             lambda q: multihop.multihop_answer(q, corpus=corpus, chunker=chunker)),
+        "iterative": lambda: ("multihop-iterative", mh, lambda q: multihop.iterative_answer(q, corpus=corpus, chunker=chunker)),
+        "smart": lambda: ("multihop-smart", {**mh, "router": "learned"},
+                          lambda q: multihop.smart_answer(q, router="learned", corpus=corpus, chunker=chunker)),
+        "flare": lambda: ("flare", as_settings(fl), lambda q: flare.flare_answer(q, **fl)),
+        "self_rag": lambda: ("self-rag", as_settings(sr), lambda q: self_rag.self_rag_answer(q, **sr)),
+        "crag": lambda: ("crag", as_settings(cr), lambda q: crag.crag_answer(q, **cr)),
+        "graph_local": lambda: graph_spec("local", corpus, chunker, golden),
+        "graph_global": lambda: graph_spec("global", corpus, chunker, golden),
+    }
+    specs, skipped = {}, {}
+    for name in names:
+        try:
+            specs[name] = makers[name]()
+        except CorpusError as e:
+            skipped[name] = str(e)
+    return specs, skipped
+
+
+def parse_patterns(text):
+    """'seed, flare' -> ['seed', 'flare']; 'all' -> every pattern; ValueError naming an unknown one."""
+    names = list(PATTERNS) if text.strip() == "all" else [p.strip() for p in text.split(",") if p.strip()]
+    unknown = [p for p in names if p not in PATTERNS]
+    if unknown or not names:
+        raise ValueError(f"unknown pattern {', '.join(map(repr, unknown)) or repr(text)}: "
+                         f"choose from {', '.join(PATTERNS)} (comma-separated) or all")
+    return list(dict.fromkeys(names))
+
+
+def run_patterns(specs, items, fresh=False):
+    """Every (pattern, question) through verify_citations.evaluate (cached rows) under one progress bar.
+    -> ({pattern: rows}, LLM calls made now: 0 when every row came from the cache)"""
+    from tqdm import tqdm
+    rows, work = {name: [] for name in specs}, [(name, item) for name in specs for item in items]
+    with llm.counting() as spent:
+        bar = tqdm(work, desc="benchmark", unit="q", file=sys.stderr)
+        for name, item in bar:
+            bar.set_postfix_str(name, refresh=False)
+            cache_name, settings, answer = specs[name]
+            rows[name] += vc.evaluate(cache_name, answer, [item], settings, fresh, progress=False)
+    return rows, spent["calls"]
+
+
+def format_table(table):
+    """{split: {pattern: summary}} -> the printed text, one block per split."""
+    out = []
+    for split, by_pattern in table.items():
+        n = next(iter(by_pattern.values()))["questions"]
+        out.append(f"\n{split} (n={n})\n{'pattern':14}" + "".join(f"{h:>10}" for _, h, _ in COLUMNS))
+        out += [f"{name:14}" + "".join(f"{s[k]:>10{f}}" for k, _, f in COLUMNS) for name, s in by_pattern.items()]
+    return "\n".join(out)
+
+
+def markdown_table(by_pattern):
+    head = ["pattern"] + [HEADERS.get(h, h) for _, h, _ in COLUMNS]
+    lines = ["| " + " | ".join(head) + " |", "|---" + "|---:" * len(COLUMNS) + "|"]
+    lines += ["| " + " | ".join([name] + [f"{s[k]:{f}}" for k, _, f in COLUMNS]) + " |" for name, s in by_pattern.items()]
+    return "\n".join(lines)
+
+
+def machine():
+    """CPU model and count, OS and Python, for the report."""
+    cpu = "unknown"
+    try:
+        cpu = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                   if line.startswith("model name"))
+    except (OSError, StopIteration):
+        cpu = platform.processor() or cpu
+    return {"cpu": cpu, "cpus": os.cpu_count(), "os": platform.platform(), "python": platform.python_version(),
+            "threads": os.environ.get("RAG_THREADS", "all cores")}
+
+
+def write_markdown(path, report, command):
+    run, m, s = report["run"], report["model"], report["settings"]
+    lines = [f"# Benchmark: every pattern on one golden sample\n", f"Command: `{command}`  ",
+             f"Date: {run['date']}  ", f"Model: {m['model']} ({m['engine']} engine, {m.get('host', '')}"
+             + (f", {Path(m['gguf']).name}" if m.get("gguf") else "") + ")  ",
+             f"Machine: {run['machine']['cpu']}, {run['machine']['cpus']} CPUs, {run['machine']['os']}, "
+             f"Python {run['machine']['python']}, llama.cpp threads: {run['machine']['threads']}  ",
+             "Settings: " + ", ".join(f"{k}={v}" for k, v in s.items()) + "  ",
+             f"Sample: {report['sample']}\n"]
+    for split, by_pattern in report["table"].items():
+        n = next(iter(by_pattern.values()))["questions"]
+        lines += [f"## {split} (n={n})\n", markdown_table(by_pattern), ""]
+    lines += [f"Skipped: {name}: {why}  " for name, why in report["skipped"].items()]
+    lines += ["\nEM and F1: SQuAD-normalized answer against answer + aliases. Supporting-doc recall: share of the "
+              "question's supporting documents among the passages retrieved. Citation recall / precision: ALCE, "
+              "judged by the same model (judge.supports). Per question: LLM calls, prompt and completion tokens and "
+              "the median model seconds while answering (the citation judge not counted).\n",
+              f"![quality vs cost]({Path(report['charts'][0]).name}) ![single vs multi]({Path(report['charts'][1]).name})"]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def plot(table, cost_png, split_png):
+    """Two charts: F1 against median seconds and against LLM calls per question; F1 single vs multi per pattern."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    rows = table["all"]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), sharey=True)
+    for ax, key, label in ((axes[0], "seconds_p50", "model seconds per question (median)"),
+                           (axes[1], "llm_calls", "LLM calls per question")):
+        for name, s in rows.items():
+            ax.scatter(s[key], s["answer_f1"], color="tab:red" if name == "seed" else "tab:blue")
+            ax.annotate(name, (s[key], s["answer_f1"]), textcoords="offset points", xytext=(4, 4), fontsize=8)
+        ax.set_xlabel(label)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("answer F1 (all questions)")
+    fig.suptitle("Quality vs cost per pattern (red: the seed baseline)")
+    fig.tight_layout()
+    fig.savefig(cost_png, dpi=120)
+    plt.close(fig)
+    names = list(rows)
+    fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(names) + 2), 4.5))
+    for n, split in enumerate(("single", "multi")):
+        f1s = [table.get(split, {}).get(p, {}).get("answer_f1", 0) for p in names]
+        bars = ax.bar([i + (n - 0.5) * 0.4 for i in range(len(names))], f1s, width=0.4, label=split)
+        ax.bar_label(bars, fmt="%.2f", fontsize=7)
+    ax.set_xticks(range(len(names)), names, rotation=30, ha="right")
+    ax.set_ylabel("answer F1")
+    ax.set_title("Single-hop vs multi-hop questions")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(split_png, dpi=120)
+    plt.close(fig)
+
+
+def describe_sample(items):
+    """'12 single (musique 12), 12 multi (hotpotqa 6, musique 6)'"""
+    parts = []
+    for kind in ("single", "multi"):
+        of = [g["source"] for g in items if g["type"] == kind]
+        parts.append(f"{len(of)} {kind} (" + ", ".join(f"{s} {of.count(s)}" for s in sorted(set(of))) + ")")
+    return ", ".join(parts)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="Every pattern on one stratified golden sample: one table, JSON, Markdown, PNG.")
+    ap.add_argument("--patterns", default="all", help=f"comma-separated, of {', '.join(PATTERNS)}; or all (default)")
+    ap.add_argument("--limit", type=int, default=DEFAULT_LIMIT,
+                    help="golden questions, half single and half multi (multi alternating sources); 0: all")
+    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents")
+    ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions")
+    ap.add_argument("--json", type=Path, default=JSON_PATH,
+                    help="write the figures here; the .md report and the two PNG charts go beside it with the same stem")
+    ap.add_argument("--fresh", action="store_true", help="recompute every row (the cache is ignored and overwritten)")
+    args = ap.parse_args(argv)
+    command = "python benchmark.py" + "".join(f" {a}" for a in (sys.argv[1:] if argv is None else argv))
+    start = None
+    try:
+        names = parse_patterns(args.patterns)
+        if args.limit < 0:
+            raise ValueError(f"--limit must be 0 (all) or more, got {args.limit}")
+        settings = {"limit": args.limit, "corpus": str(args.corpus), "golden": str(args.golden),
+                    "chunker": DEFAULT_CHUNKER}
+        info = llm.engine_info()
+        print(" ".join(f"{k}={v}" for k, v in settings.items()) + f" patterns={','.join(names)} fresh={args.fresh}")
+        print(f"model: {info['engine']} {info['model']}")
+        items = eval_items(args.golden, args.limit, args.corpus)
+        print(f"sample: {describe_sample(items)}")
+        specs, skipped = pattern_specs(names, args.corpus, args.golden)
+        for name, why in skipped.items():
+            print(f"skipped {name}: {why}")
+        if not specs:
+            raise ValueError("no pattern left to run")
+        start = time.perf_counter()
+        rows, calls = run_patterns(specs, items, args.fresh)
+    except (ValueError, CorpusError, llm.LLMError) as e:
+        sys.exit(f"benchmark: {e}" + ("" if start is None else " (rerun the same command: finished rows are cached)"))
+    table = vc.compare(rows, SPLITS)
+    print(format_table(table))
+    print(f"\nthis run: {calls} LLM calls, {time.perf_counter() - start:.0f} s"
+          + (" (every row from the cache)" if not calls else ""))
+    stem = args.json.with_suffix("")
+    charts = [Path(f"{stem}_cost.png"), Path(f"{stem}_split.png")]
+    report = {"settings": settings, "model": info, "patterns": list(specs), "skipped": skipped,
+              "sample": describe_sample(items), "questions": [g["id"] for g in items], "table": table,
+              "charts": [str(p) for p in charts], "rows": rows,
+              "run": {"command": command, "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                      "machine": machine(), "fresh": args.fresh, "llm_calls_now": calls, "wall_seconds": round(time.perf_counter() - start, 1)}}
+    vc.write_json(args.json, report)
+    write_markdown(args.json.with_suffix(".md"), report, command)
+    print(f"wrote {args.json.with_suffix('.md')}")
+    plot(table, *charts)
+    print(f"wrote {charts[0]}\nwrote {charts[1]}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,167 @@
+"""benchmark.py: one row per pattern with every column, the per-question cache (a rerun makes no LLM call and
+writes the same figures), --fresh, bad input, GraphRAG rows skipped (with the reason) when no graph is built.
+
+Every model call goes to SCRIPTED_MODEL, an llm.ScriptedModel (a scripted stand-in, never a language model)
+that answers any JSON schema with a fixed valid reply; retrieval runs on the real fixture-corpus index.
+
+    pytest tests/test_benchmark.py    # ~15 s (the embedding model loads once)
+"""
+import json
+import re
+
+import pytest
+
+import benchmark
+import flare
+import graphrag
+import judge
+import llm
+import multihop
+import verify_citations as vc
+from cache import Cache
+from generate import generate
+
+COLUMNS = ["answer_em", "answer_f1", "doc_recall", "citation_recall", "citation_precision", "llm_calls",
+           "prompt_tokens", "completion_tokens", "seconds_p50"]
+NON_GRAPH = [p for p in benchmark.PATTERNS if not p.startswith("graph")]
+STRINGS = {"text": "Tomas Vell designed Ashford Bridge.", "answer": "Tomas Vell"}  # other strings: "" (no query, no subject)
+
+
+def scripted_fill(schema, key=""):
+    """A fixed reply that follows a JSON schema: enums take the first value (YES, yes, fully), or the highest
+    number (CRAG grade 1, usefulness 5); arrays one item. {'properties': {'verdict': {'enum': ['YES', 'NO']}}, ...}
+    -> {'verdict': 'YES'}"""
+    if "enum" in schema:
+        values = schema["enum"]
+        return max(values) if all(isinstance(v, (int, float)) for v in values) else values[0]
+    kind = schema.get("type")
+    if kind == "object":
+        return {k: scripted_fill(v, k) for k, v in schema.get("properties", {}).items()}
+    if kind == "array":
+        return [scripted_fill(schema.get("items", {}), key)] * max(1, schema.get("minItems", 1))
+    if kind in ("integer", "number"):
+        return schema.get("minimum", 1)
+    return STRINGS.get(key, "")[:schema.get("maxLength", 1000)]
+
+
+def scripted_reply(messages, schema):
+    system = messages[0]["content"] if messages[0]["role"] == "system" else ""
+    if system == multihop.DECOMPOSE_SYSTEM:  # a two-hop chain, so the iterative mode runs its hops
+        return json.dumps({"look_up_first": "", "sub_questions": ["Who designed Ashford Bridge?",
+                                                                  "In which village was [ANSWER_1] born?"]})
+    if system == flare.FLARE_SYSTEM:
+        return "Answer: Tomas Vell"
+    if schema is None:  # the lab's free-text prompt
+        return "Tomas Vell designed Ashford Bridge [S1]."
+    return json.dumps(scripted_fill(schema))
+
+
+def SCRIPTED_MODEL():
+    return llm.ScriptedModel(scripted_reply)
+
+
+@pytest.fixture
+def own_caches(tmp_path, monkeypatch):
+    """Rows and judge verdicts cached under tmp_path only; GraphRAG looks for its graph there too (none)."""
+    class TmpCache(Cache):
+        def __init__(self, name, folder=None):
+            super().__init__(name, folder or tmp_path / "cache")
+    monkeypatch.setattr(vc, "Cache", TmpCache)
+    monkeypatch.setattr(judge, "_CACHE", Cache("judge", tmp_path / "cache"))
+    monkeypatch.setattr(graphrag, "graph_path", lambda *a, **k: tmp_path / "no-graph.json")
+    return tmp_path / "cache"
+
+
+def run(corpus, golden_path, out, *extra, patterns=",".join(NON_GRAPH)):
+    """benchmark.main on the fixture; -> (report JSON, printed text, LLM calls the scripted model got)."""
+    model = SCRIPTED_MODEL()
+    with llm.use_model(model):
+        benchmark.main(["--corpus", str(corpus), "--golden", str(golden_path), "--limit", "4", "--json", str(out),
+                        "--patterns", patterns, *extra])
+    return json.loads(out.read_text()), len(model.calls)
+
+
+def test_table_cache_rerun_and_fresh(corpus, golden_path, own_caches, tmp_path, capsys):
+    out = tmp_path / "res" / "bench.json"
+    first, calls = run(corpus, golden_path, out, patterns="all")
+    text = capsys.readouterr().out
+    assert calls > 0 and first["run"]["llm_calls_now"] == calls
+    assert first["patterns"] == NON_GRAPH and set(first["skipped"]) == {"graph_local", "graph_global"}
+    assert all("no graph at" in why and "graphrag.py --build" in why for why in first["skipped"].values())
+    assert "skipped graph_local: no graph at" in text
+    assert first["sample"] == "2 single (fixture 2), 2 multi (fixture 2)" and len(first["questions"]) == 4
+    for split, n in (("all", 4), ("single", 2), ("multi", 2)):
+        assert list(first["table"][split]) == NON_GRAPH
+        for name, s in first["table"][split].items():
+            assert s["questions"] == n and all(isinstance(s[c], (int, float)) for c in COLUMNS), (split, name)
+        assert f"\n{split} (n={n})\npattern" in text
+    for name in NON_GRAPH:  # one printed line per pattern and split
+        assert len(re.findall(rf"^{name} +\d", text, re.M)) == 3
+    table = first["table"]["all"]
+    assert table["seed"]["llm_calls"] == 1 and table["single"]["llm_calls"] == 1  # one answer call each
+    assert table["iterative"]["llm_calls"] > table["parallel"]["llm_calls"] > 1  # decompose (+ hops)
+    assert table["single"]["answer_f1"] > 0 and table["seed"]["prompt_tokens"] > 0
+    assert out.with_suffix(".md").read_text().count("| seed |") == 3
+    assert all((tmp_path / "res" / name).stat().st_size > 1000 for name in ("bench_cost.png", "bench_split.png"))
+
+    again, calls = run(corpus, golden_path, out, patterns="all")  # same command: every row from the cache
+    assert calls == 0 and again["run"]["llm_calls_now"] == 0
+    assert {k: v for k, v in again.items() if k != "run"} == {k: v for k, v in first.items() if k != "run"}
+    assert format_tables(capsys.readouterr().out) == format_tables(text)
+
+    fresh, calls = run(corpus, golden_path, out, "--fresh", patterns="seed,single")
+    assert calls == 8 and list(fresh["table"]["all"]) == ["seed", "single"]  # 4 questions x 2 patterns; verdicts cached
+    assert fresh["table"]["all"]["seed"]["answer_f1"] == first["table"]["all"]["seed"]["answer_f1"]
+
+
+def format_tables(text):
+    """The printed table lines (from the first split header to the summary line)."""
+    lines = text.splitlines()
+    return lines[lines.index("all (n=4)"):next(i for i, l in enumerate(lines) if l.startswith("this run:"))]
+
+
+def test_rows_are_shared_with_the_pattern_scripts(corpus, golden_path, own_caches, tmp_path):
+    """The `single` row is verify_citations.run()'s row: computed there, it costs the benchmark no call."""
+    items = [g for g in json.loads(golden_path.read_text())][:1]
+    with llm.use_model(SCRIPTED_MODEL()):
+        vc.run(items, corpus=corpus)
+    model = SCRIPTED_MODEL()
+    with llm.use_model(model):
+        specs, _ = benchmark.pattern_specs(["single"], corpus, golden_path)
+        rows, calls = benchmark.run_patterns(specs, items)
+    assert calls == 0 and len(model.calls) == 0 and rows["single"][0]["id"] == items[0]["id"]
+
+
+def test_unknown_pattern_and_bad_limit_are_one_line_errors(corpus, golden_path, own_caches, tmp_path):
+    for extra, words in ((["--patterns", "seed,telepathy"], "unknown pattern 'telepathy': choose from seed, single"),
+                         (["--limit", "-3"], "--limit must be 0 (all) or more")):
+        with pytest.raises(SystemExit) as e:
+            benchmark.main(["--corpus", str(corpus), "--golden", str(golden_path), "--json", str(tmp_path / "x.json"), *extra])
+        assert str(e.value).startswith(f"benchmark: {words}") and "\n" not in str(e.value)
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_only_graph_patterns_without_a_graph_is_an_error(corpus, golden_path, own_caches, tmp_path, capsys):
+    with pytest.raises(SystemExit, match="benchmark: no pattern left to run"):
+        run(corpus, golden_path, tmp_path / "g.json", patterns="graph_local,graph_global")
+    assert "skipped graph_global: no graph at" in capsys.readouterr().out
+
+
+def test_graph_rows_run_when_a_graph_is_built(corpus, golden_path, own_caches, tmp_path, monkeypatch):
+    asked = []
+
+    def fake_graph_answer(q, mode, corpus, chunker, extractor):  # a stand-in for graph search: plain generate()
+        asked.append(mode)
+        return generate(q, corpus=corpus)
+    monkeypatch.setattr(graphrag, "load", lambda *a, **k: {})
+    monkeypatch.setattr(graphrag, "graph_answer", fake_graph_answer)
+    report, _ = run(corpus, golden_path, tmp_path / "g.json", patterns="graph_global,graph_local")
+    assert report["patterns"] == ["graph_global", "graph_local"] and not report["skipped"]
+    assert asked == ["global"] * 4 + ["local"] * 4
+
+
+def test_sample_is_balanced_on_the_real_golden_file():
+    """The default 24 questions: 12 single, 12 multi split evenly between the two multi-hop sources."""
+    from retrieve import GOLDEN, load_golden, sample_golden
+    items = sample_golden(load_golden(GOLDEN), benchmark.DEFAULT_LIMIT)
+    assert benchmark.describe_sample(items) == "12 single (musique 12), 12 multi (hotpotqa 6, musique 6)"
