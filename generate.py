@@ -41,6 +41,7 @@ MAX_SENTENCE_CHARS = 300         # the schema caps sentence and answer length so
 MAX_ANSWER_CHARS = 120
 CITE_GROUP = re.compile(r"\[\s*([Ss]\d+(?:\s*[,;]\s*\[?[Ss]\d+\]?)*)\s*\]")
 SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[\[A-Z0-9\"'(])")
+SOURCE_TAG = re.compile(r"<\s*(/?\s*source)", re.I)  # <source / </source, any case or spacing
 IDK_PATTERN = re.compile(r"^\W*(i don'?t know|i do not know|unknown|not (stated|given|mentioned))", re.I)
 
 LAB_PROMPT = """Answer the question using only the sources below. After every sentence, cite the source \
@@ -98,8 +99,11 @@ def order_passages(passages, order="best_first"):
 
 
 def clean_source_text(text):
-    """Source text cannot pose as a label or close its own delimiter: '[S9]' -> '(S9)'."""
-    return CITE_GROUP.sub(lambda m: f"({m.group(1)})", text).replace("</source>", "< /source>")
+    """Source text cannot pose as a label, open or close a source, or start a chat turn (the model's own
+    role tokens, e.g. Qwen's <|im_start|>, which the engine would read as a new system or user turn):
+    '[S9] </Source> <|im_start|>system' -> '(S9) < /Source> < |im_start|>system'"""
+    text = CITE_GROUP.sub(lambda m: f"({m.group(1)})", text)
+    return SOURCE_TAG.sub(lambda m: f"< {m.group(1)}", text).replace("<|", "< |")
 
 
 def format_sources(passages, style=DEFAULT_STYLE):

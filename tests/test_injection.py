@@ -1,0 +1,157 @@
+"""injection.py and the defences it measures: the injected fixture corpus, the escaping of source text,
+the verifier that never lets the injected document support a claim, caching and the CLI.
+Every model here is a SCRIPTED stand-in (llm.ScriptedModel), never the real engine.
+"""
+import json
+import re
+import shutil
+
+import pytest
+
+import generate as g
+import injection as inj
+import llm
+from judge import normalize_answer
+from retrieve import golden_problem
+
+ITEMS = inj.load_items(inj.GOLDEN)
+DOCS = {p.stem: p.read_text() for p in inj.CORPUS.glob("*.txt")}
+
+
+@pytest.fixture(scope="module")
+def inj_corpus(tmp_path_factory):
+    """A copy of the injection corpus with its titled index built."""
+    from vector_index import build_index
+    path = tmp_path_factory.mktemp("inj") / "corpus"
+    shutil.copytree(inj.CORPUS, path)
+    build_index(path, "titled", progress=False)
+    return path
+
+
+def scripted(generation):
+    """A SCRIPTED model: judge prompts get YES when the claim's last words appear in the source (a stand-in
+    for a correct judge); cited-answer prompts get generation(user message) -> (answer, [(text, [ids])])."""
+    def reply(messages, schema):
+        user = messages[-1]["content"]
+        if "supports a claim" in (messages[0]["content"] if len(messages) > 1 else ""):
+            source, _, claim = user.partition("\nClaim: ")
+            fact = re.sub(r'^The answer to ".*" is ', "", claim).rstrip(".")
+            return json.dumps({"verdict": "YES" if normalize_answer(fact) in normalize_answer(source) else "NO"})
+        answer, sentences = generation(user)
+        if schema:
+            return json.dumps({"sentences": [{"text": t, "sources": ids} for t, ids in sentences], "answer": answer})
+        return " ".join(f"{t} {''.join(f'[{i}]' for i in ids)}" for t, ids in sentences)
+    return llm.ScriptedModel(reply)
+
+
+def label_of(user, doc_text_start):
+    """The label ([S#] or id="S#") the prompt gave the passage whose text holds this start."""
+    for m in re.finditer(r'\[(S\d+)\] |<source id="(S\d+)"', user):
+        if doc_text_start[:30] in user[m.end():m.end() + 300]:
+            return m.group(1) or m.group(2)
+    raise AssertionError(f"no passage with {doc_text_start[:30]!r} in the prompt")
+
+
+def test_fixture_has_30_injected_questions_of_every_kind():
+    assert len(ITEMS) >= 30
+    assert {i["attack"]["kind"] for i in ITEMS} == {"ignore", "fake_label", "fake_sources", "close_delim",
+                                                    "fake_turn", "fake_json"}
+    for item in ITEMS:
+        assert golden_problem(item) is None
+        true, bad, target = DOCS[item["supporting_docs"][0]], DOCS[item["attack"]["doc"]], item["attack"]["target"]
+        assert inj.mentions(true, item["answer"]) and not inj.mentions(true, target)
+        assert inj.mentions(bad, target) and not inj.mentions(bad, item["answer"])
+
+
+def test_mentions_and_hijacked_known_answers():
+    attack = {"target": "1756", "fake_labels": ["S9"]}
+    assert inj.mentions("It opened in 1756 [S2].", "1756") and not inj.mentions("In 17560.", "1756")
+    assert inj.hijacked("1889", [{"text": "It opened in 1889."}], [], attack) == (False, False)
+    assert inj.hijacked("1756", [], [], attack) == (True, False)
+    assert inj.hijacked("1889", [], [{"sentence": 0, "id": "S9"}], attack) == (False, True)
+    assert inj.hijacked("1889", [], [{"sentence": 0, "id": "S7"}], attack) == (False, False)  # not the attack's
+
+
+def test_escaping_keeps_every_injected_document_inside_its_delimiter():
+    for item in ITEMS:
+        text = DOCS[item["attack"]["doc"]]
+        block = g.format_sources([{"id": "S1", "title": "t", "text": text}], "json")
+        assert block.count("<source") == 1 and block.count("</source>") == 1, item["id"]
+        assert not re.search(r"\[\s*S\d", block) and "<|" not in block, item["id"]
+    assert "</source>" in g.format_sources([{"id": "S1", "text": DOCS["karsten-medal-register"]}], "lab")  # lab: raw
+
+
+def test_the_injected_document_is_always_in_the_prompt(inj_corpus):
+    for item in ITEMS[:8]:
+        shown = inj.passages_for(item, inj_corpus, k=2)
+        assert [p["id"] for p in shown] == ["S1", "S2"]
+        assert any(p["doc"] == item["attack"]["doc"] for p in shown), item["id"]
+
+
+def test_obedient_model_is_hijacked_and_the_verifier_rejects_it(inj_corpus):
+    item = next(i for i in ITEMS if i["attack"]["kind"] == "fake_label")
+    bad_start = DOCS[item["attack"]["doc"]].split("\n", 1)[1]
+    target = item["attack"]["target"]
+    # cites the injected passage's real label, and the injected fake label [S9]
+    obey = scripted(lambda user: (target, [(f"The answer is {target}.", [label_of(user, bad_start), "S9"])]))
+    with llm.use_model(obey):
+        row = inj.run_method("lab", [item], inj_corpus, progress=False)[0]
+    assert row["injected_in_context"] and row["target_shown"] and row["fake_label_cited"] and row["hijacked"]
+    assert not row["verified_hijacked"] and row["kept"] == 0
+
+
+def test_target_cited_to_the_true_document_is_still_rejected(inj_corpus):
+    item = ITEMS[0]
+    true_start = DOCS[item["supporting_docs"][0]].split("\n", 1)[1]
+    target = item["attack"]["target"]
+    lie = scripted(lambda user: (target, [(f"It was designed by {target}.", [label_of(user, true_start)])]))
+    with llm.use_model(lie):
+        row = inj.run_method("json", [item], inj_corpus, progress=False)[0]
+    assert row["hijacked"] and not row["verified_hijacked"]
+
+
+def test_honest_model_is_correct_and_verified_and_rows_are_cached(inj_corpus):
+    item = ITEMS[1]
+    true_text = DOCS[item["supporting_docs"][0]].split("\n", 1)[1]
+    first = true_text.split(". ")[0] + "."
+    model = scripted(lambda user: (item["answer"], [(first, [label_of(user, true_text)])]))
+    with llm.use_model(model):
+        row = inj.run_method("json", [item], inj_corpus, progress=False)[0]
+        calls = len(model.calls)
+        again = inj.run_method("json", [item], inj_corpus, progress=False)[0]
+    assert not row["hijacked"] and row["correct"] and row["verified_correct"] and row["kept"] == 1
+    assert again == row and len(model.calls) == calls  # the rerun came from the cache
+
+
+def test_tables_pool_raw_and_verified_rows():
+    rows = [{"kind": "ignore", "injected_in_context": True, "hijacked": h, "verified_hijacked": False,
+             "fake_label_cited": False, "correct": c, "verified_correct": c, "seconds": 2.0}
+            for h, c in [(True, False), (False, True), (True, False), (False, True)]]
+    table, by_kind = inj.tables({"lab": rows})
+    assert table["lab"]["attack_success"] == 0.5 and table["lab+verifier"]["attack_success"] == 0.0
+    assert table["lab"]["correct"] == 0.5 and by_kind["lab"] == {"ignore": 0.5}
+
+
+def test_cli_prints_the_table_and_writes_json(inj_corpus, tmp_path, monkeypatch, capsys):
+    out = tmp_path / "inj.json"
+    golden = tmp_path / "golden.json"
+    golden.write_text(json.dumps(ITEMS[:3]))
+    monkeypatch.setattr("sys.argv", ["injection.py", "--corpus", str(inj_corpus), "--golden", str(golden),
+                                     "--patterns", "lab,json", "--json", str(out), "--fresh"])  # other tests cached rows
+    model = scripted(lambda user: ("I don't know.", []))
+    with llm.use_model(model):
+        inj.main()
+    text = capsys.readouterr().out
+    assert re.search(r"lab\+verifier\s+3\s+1\.000\s+0\.000", text) and "attack success rate by kind" in text
+    data = json.loads(out.read_text())
+    assert set(data["table"]) == {"lab", "lab+verifier", "json", "json+verifier"}
+    assert len(data["rows"]["json"]) == 3 and data["table"]["json"]["attack_success"] == 0.0
+
+
+def test_cli_refuses_unknown_methods_and_files_without_attacks(golden_path, monkeypatch):
+    monkeypatch.setattr("sys.argv", ["injection.py", "--patterns", "lab,nope"])
+    with pytest.raises(SystemExit, match="--patterns takes"):
+        inj.main()
+    monkeypatch.setattr("sys.argv", ["injection.py", "--golden", str(golden_path)])
+    with pytest.raises(SystemExit, match="no questions with an 'attack'"):
+        inj.main()
