@@ -271,6 +271,7 @@ def answer_steps(question, pattern, corpus, choices):
                 box["error"] = str(e)
         worker = threading.Thread(target=work, daemon=True)
         worker.start()
+        yield render_status(f"{box['stage']}…"), keep, keep
         try:
             while worker.is_alive():
                 worker.join(POLL_SECONDS)
@@ -334,7 +335,7 @@ def build(corpus=CORPUS_DIR, golden=GOLDEN):
         ask = gr.Button("Ask", variant="primary", elem_id="ask")
         if examples:
             gr.Examples(examples, [question], label="golden questions")
-        status = gr.HTML(render_status("ready", "done"), elem_id="status")
+        status = gr.HTML(render_status("ready", "idle"), elem_id="status")
         with gr.Row():
             answer = gr.HTML(elem_id="answer")
             trace = gr.HTML(elem_id="trace")

@@ -1,0 +1,329 @@
+"""app.py, the demo page: rendering of chips and traces, bad input, queueing, and the page in headless Chromium.
+
+The answers come from llm.ScriptedModel (a SCRIPTED stand-in, never a language model) over the fixture corpus,
+except in the one test marked `engine`, which starts `python app.py` on the real embedded model and saves
+results/app_screenshot.png. Tests marked `browser` drive Debian's Chromium through Playwright and are skipped,
+with the reason, when either is missing. The concurrency test writes results/app_concurrency.json.
+
+    pytest tests/test_app.py -m "not engine"   # ~30 s
+    pytest tests/test_app.py -m engine         # ~1-3 min on 2 cores
+"""
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import app
+import llm
+import multihop
+import verify_citations
+from generate import IDK
+
+HERE = Path(__file__).parent
+ROOT = HERE.parent
+RESULTS = ROOT / "results"
+GOLDEN = HERE / "fixtures" / "golden.json"
+Q = "In which village was the designer of Ashford Bridge born?"
+SLOW = "slowly"                  # a question holding this word makes the scripted model wait for RELEASE
+RELEASE = threading.Event()
+pytestmark = pytest.mark.filterwarnings("ignore:'future.no_silent_downcasting'", "ignore:The copy keyword is deprecated")  # gradio's pandas use
+SOURCE = re.compile(r'<source id="(S\d+)" title="([^"]*)">(.*?)</source>', re.S)
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def scripted_reply(messages, schema):
+    """SCRIPTED replies by request kind (schema keys). The final answer cites the source holding 'Hartmoor'
+    (a true sentence), a source without it plus the invented ID S9 (a sentence the judge rejects) and
+    nothing (an uncited sentence); the judge says YES when every name of the claim is in the source."""
+    props, user = schema["properties"], messages[-1]["content"]
+    sources = SOURCE.findall(user)
+    asked = user.rsplit("Question: ", 1)[-1]
+    if "sub_questions" in props:
+        return json.dumps({"look_up_first": "the designer", "sub_questions": ["Who designed Ashford Bridge?",
+                                                                              "In which village was [ANSWER_1] born?"]})
+    if "answerable" in props:
+        return json.dumps({"answerable": "no"})
+    if "source" in props:  # a hop
+        want = "Tomas Vell" if "designed" in asked else "Hartmoor" if "born" in asked else None
+        hit = next(((i, want) for i, _, text in sources if want and want in text), None) \
+            or ((sources[0][0], sources[0][1]) if sources else ("none", "unknown"))
+        return json.dumps({"answer": hit[1], "source": hit[0]})
+    if "sentences" in props:
+        if SLOW in asked:
+            RELEASE.wait(60)
+        good = next((i for i, _, text in sources if "Hartmoor" in text), None)
+        if good is None:
+            first = " ".join(sources[0][2].split()[:8]) if sources else IDK
+            return json.dumps({"sentences": [{"text": first, "sources": ["S1"]}], "answer": first})
+        bad = next(i for i, _, text in sources if "Hartmoor" not in text)
+        return json.dumps({"sentences": [{"text": "Tomas Vell was born in Hartmoor.", "sources": [good]},
+                                         {"text": "Hartmoor is <b>famous</b> for \"cheese\".", "sources": [bad, "S9"]},
+                                         {"text": "That is all.", "sources": []}], "answer": "Hartmoor"})
+    if "verdict" in props:
+        source, claim = user.split("\nClaim: ")
+        names = set(re.findall(r"\b[A-Z]\w+", claim)) - {"That"}
+        return json.dumps({"verdict": "YES" if names and all(n in source for n in names) and "<b>" not in claim else "NO"})
+    raise AssertionError(f"unexpected request {schema}")
+
+
+def scripted():
+    return llm.use_model(llm.ScriptedModel(scripted_reply))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def chips(page_html):
+    return re.findall(r'<details class="chip (\w+)" data-id="([^"]+)" data-verdict="(\w+)"', page_html)
+
+
+# ---- rendering (pure functions) ----
+
+PASSAGE = {"id": "S1", "chunk_id": "evil#0", "doc": "evil", "title": "Evil <i>title</i>",
+           "text": 'Evil\n<script>alert("x")</script> & more'}
+
+
+def test_render_answer_chips_verdicts_invalid_uncited_and_escaping():
+    result = {"answer": "A <b>bold</b> answer", "passages": [PASSAGE, {**PASSAGE, "id": "S2", "chunk_id": "evil#1"}],
+              "sentences": [{"text": "First <em>claim</em>.", "cites": ["S1", "S2"]}, {"text": "No source.", "cites": []}],
+              "invalid_ids": [{"sentence": 0, "id": "S7"}]}
+    verdicts = [{"supported": True, "precise": {"S1": True, "S2": False}}, {"supported": False, "precise": {}}]
+    out = app.render_answer(result, verdicts, notice="corpus <is> English")
+    assert chips(out) == [("supported", "S1", "supported"), ("unsupported", "S2", "unsupported"), ("invalid", "S7", "invalid")]
+    assert out.count("data-uncited") == 1 and 'data-sentence="1">No source. <span class="uncited"' in out
+    assert "<script>" not in out and "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; more" in out
+    assert "<b>bold" not in out and "<em>" not in out and "Evil &lt;i&gt;title&lt;/i&gt;" in out
+    assert "corpus &lt;is&gt; English" in out and "cited for: <i>First &lt;em&gt;claim&lt;/em&gt;.</i>" in out
+    unchecked = app.render_answer(result, None)  # the citation check failed: chips say so, no verdict invented
+    assert [c[2] for c in chips(unchecked)] == ["unchecked", "unchecked", "invalid"]
+
+
+def test_render_scripted_answer_on_fixture_corpus(corpus):
+    with scripted():
+        result = multihop.single_answer(Q, corpus=corpus)
+        verdicts = verify_citations.verify(result)
+    out = app.render_answer(result, verdicts)
+    by_id = {p["id"]: p for p in result["passages"]}
+    found = chips(out)
+    assert [v for _, _, v in found] == ["supported", "unsupported", "invalid"]
+    assert "Hartmoor" in by_id[found[0][1]]["text"] and "Hartmoor" not in by_id[found[1][1]]["text"]
+    assert found[2][1] == "S9" and result["invalid_ids"] == [{"sentence": 1, "id": "S9"}]
+    assert out.count("data-uncited") == 1 and "&lt;b&gt;famous&lt;/b&gt; for &quot;cheese&quot;" in out
+    assert f"chunk <code>{by_id[found[0][1]]['chunk_id']}</code>" in out  # the pop-up names the cited chunk
+
+
+def test_render_trace_route_hops_and_cost(corpus):
+    with scripted():
+        result = multihop.iterative_answer(Q, corpus=corpus)
+    out = app.render_trace(result, "iterative", {"calls": 3, "prompt_tokens": 10, "completion_tokens": 3, "seconds": 1.5},
+                           {"engine": "scripted", "model": "scripted"})
+    assert "route: iterative -&gt; iterative" in out
+    assert "hop 1: Who designed Ashford Bridge? -&gt; Tomas Vell" in out and "hop 2: In which village was Tomas Vell born?" in out
+    assert re.search(r"<td>answer</td><td>4</td>", out) and "<td>citation check</td><td>3</td>" in out
+    assert "engine scripted" in out
+
+
+def test_describe_step_and_route_line_for_other_patterns():
+    trigger = {"step": "trigger", "n": 1, "retrieval": 1, "confidence": 0.21, "low": [["Hart", 0.2]],
+               "query": "born in", "chunks": ["tomas-vell#0"], "labels": ["S5"]}
+    assert app.describe_step(trigger) == "trigger 1: confidence 0.21 on Hart; query 'born in' brought S5"
+    assert app.describe_step({"step": "action", "action": "ambiguous", "max": 0.5}) == "action: action ambiguous; max 0.5"
+    line = app.route_line({"mode": "local", "trace": [{"step": "route", "mode": "local", "reason": "names an entity"}]},
+                          "GraphRAG")
+    assert line == "GraphRAG -> local; mode local; reason names an entity"
+    assert app.route_line({"mode": "crag", "action": "incorrect"}, "CRAG") == "CRAG -> crag; CRAG action: incorrect"
+
+
+# ---- input checks, pattern choices, the handler ----
+
+def test_check_input_empty_long_and_non_english():
+    with pytest.raises(ValueError, match="empty"):
+        app.check_input("   ")
+    with pytest.raises(ValueError, match="10,000 characters long; the limit is 1,000"):
+        app.check_input("x" * 10_000)
+    assert app.check_input(f"  {Q} ") == (Q, None)
+    for text in ("¿Quién diseñó el puente de Ashford?", "Кто спроектировал мост Эшфорд?", "誰がアシュフォード橋を設計しましたか"):
+        assert "corpus is in English" in app.check_input(text)[1], text
+    for text in ("Tomas Vell >> place of birth", "Ashford Bridge designer?", "Who was mayor of Corran in 2020?"):
+        assert app.check_input(text)[1] is None, text
+
+
+def test_graphrag_offered_only_when_its_graph_is_built(tmp_path, monkeypatch):
+    import graphrag
+    monkeypatch.setattr(graphrag, "graph_path", lambda corpus, chunker, extractor: tmp_path / f"{extractor}.json")
+    assert "GraphRAG" not in app.patterns(tmp_path) and list(app.patterns(tmp_path))[:2] == ["single", "smart router"]
+    (tmp_path / "titles.json").write_text("{}")
+    assert app.graph_extractor(tmp_path) == "titles" and "GraphRAG" in app.patterns(tmp_path)
+
+
+def test_handler_streams_progress_and_turns_errors_into_messages(corpus):
+    choices = app.patterns(corpus)
+    with scripted():
+        steps = list(app.answer_steps(Q, "smart router", corpus, choices))
+    assert len(steps) >= 2 and 'data-kind="busy"' in steps[0][0] and "retrieving and answering with smart router" in steps[0][0]
+    status, answer, trace = steps[-1]
+    assert 'data-kind="done"' in status and "3 sentences, 2 citations checked" in status
+    assert len(chips(answer)) == 3 and "route: smart router -&gt; " in trace
+    [(bad, *_)] = list(app.answer_steps("", "single", corpus, choices))
+    assert 'data-kind="error"' in bad and "the question is empty" in bad
+    [(bad, *_)] = list(app.answer_steps(Q, "GraphRAG-that-is-not-built", corpus, choices))
+    assert "unknown pattern" in bad
+
+    def broken(messages, schema):
+        raise llm.LLMError("the engine fell over")
+    with llm.use_model(llm.ScriptedModel(broken)):
+        status = list(app.answer_steps(Q, "single", corpus, choices))[-1][0]
+    assert 'data-kind="error"' in status and "the engine fell over" in status
+
+
+def test_busy_notice_while_another_question_runs(corpus):
+    RELEASE.clear()
+    with scripted():
+        worker = threading.Thread(target=lambda: list(app.answer_steps(f"{Q} {SLOW}", "single", corpus, app.patterns(corpus))))
+        worker.start()
+        deadline = time.time() + 30
+        while not app._NOW and time.time() < deadline:
+            time.sleep(0.05)
+        busy = app.announce("Who designed Ashford Bridge?")
+        RELEASE.set()
+        worker.join(30)
+    assert "The model is busy answering another question" in busy and "queued" in busy
+    assert "Not asked: the question is empty" in app.announce("") and "The model is busy" not in app.announce(Q)
+
+
+# ---- the server: five questions at once ----
+
+@pytest.fixture(scope="module")
+def server(corpus):
+    """The page on a free port in this process, answering with the SCRIPTED model."""
+    with scripted():
+        demo = app.build(corpus, GOLDEN)
+        url = app.launch(demo, port=free_port(), block=False)
+        yield url
+        demo.close()
+
+
+def test_five_concurrent_questions_are_queued_and_all_answered(server):
+    questions = [g["question"] for g in json.loads(GOLDEN.read_text())][:5]
+    RELEASE.set()
+    figures = app.concurrency_check(server, [f"{q} {SLOW}" if n == 0 else q for n, q in enumerate(questions)],
+                                    "smart router", timeout=120)
+    assert figures["questions"] == figures["answered"] == figures["runs_recorded"] == 5 and figures["lost"] == 0
+    assert figures["max_concurrent_runs"] == 1  # queued: never two answers through the engine at once
+    assert all(f["status"].startswith("done") for f in figures["per_question"])
+    figures["note"] = ("SCRIPTED model (a stand-in, not a language model) on the fixture corpus; the server runs in the "
+                       "pytest process, so RSS is that process's. Real engine: python app.py --check-concurrency 5")
+    verify_citations.write_json(RESULTS / "app_concurrency.json", figures)
+
+
+# ---- the page in headless Chromium ----
+
+@pytest.fixture(scope="module")
+def browser():
+    playwright = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed: pip install playwright==1.65.2")
+    if not CHROMIUM:
+        pytest.skip("Chromium is not installed: apt-get install -y chromium")
+    with playwright.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def ask(page, question, wait_ms=60_000):
+    """Type, click Ask, wait until the status line says done or error; -> the status texts seen on the way."""
+    page.fill("#question textarea", question)
+    old = page.inner_text("#status")  # the last answer's status must not count: wait for a new one
+    page.click("#ask")
+    page.wait_for_function("old => document.querySelector('#status').innerText !== old", arg=old, timeout=10_000)
+    seen, deadline = [], time.time() + wait_ms / 1000
+    while time.time() < deadline:
+        text = page.inner_text("#status")
+        seen += [text] if not seen or seen[-1] != text else []
+        if page.query_selector('#status [data-kind="done"]') or page.query_selector('#status [data-kind="error"]'):
+            return seen
+        page.wait_for_timeout(200)
+    raise AssertionError(f"no answer within {wait_ms} ms; status went {seen}")
+
+
+@pytest.mark.browser
+def test_page_answers_with_verdict_chips_and_trace_scripted(server, browser, tmp_path):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(server)
+    assert "engine scripted" in page.inner_text("#engine")
+    ask(page, Q)
+    verdicts = [c.get_attribute("data-verdict") for c in page.query_selector_all("#answer details.chip")]
+    assert verdicts == ["supported", "unsupported", "invalid"] and page.query_selector("#answer [data-uncited]")
+    assert "route: smart router ->" in page.inner_text("#trace [data-route]")
+    assert "sub-questions: 1. Who designed Ashford Bridge?" in page.inner_text("#trace")
+    page.click("#answer details.chip >> nth=0")  # click opens the cited chunk
+    pop = page.inner_text("#answer details.chip >> nth=0 >> .pop")
+    assert "supports the sentence" in pop and "Tomas Vell" in pop and "cited for: Tomas Vell was born in Hartmoor." in pop
+    page.screenshot(path=str(tmp_path / "app_scripted.png"), full_page=True)
+    assert (tmp_path / "app_scripted.png").stat().st_size > 10_000
+
+
+@pytest.mark.browser
+def test_page_bad_input_busy_model_and_keeps_serving_scripted(server, browser):
+    page, other = browser.new_page(), browser.new_page()
+    page.goto(server)
+    other.goto(server)
+    assert "Not asked: the question is empty" in ask(page, "   ")[-1]
+    assert "the limit is 1,000" in ask(page, "why " * 2500)[-1]
+    ask(page, "¿Quién diseñó el puente de Ashford?")
+    assert "corpus is in English" in page.inner_text("#answer .notice")
+    RELEASE.clear()
+    page.fill("#question textarea", f"{Q} {SLOW}")
+    page.click("#ask")
+    page.wait_for_function("document.querySelector('#status').innerText.includes('retrieving')", timeout=30_000)
+    other.fill("#question textarea", Q)
+    other.click("#ask")
+    other.wait_for_function("document.querySelector('#status').innerText.includes('busy')", timeout=10_000)
+    RELEASE.set()
+    for p in (page, other):  # both answered, in turn
+        p.wait_for_selector('#status [data-kind="done"]', timeout=60_000)
+        assert len(p.query_selector_all("#answer details.chip")) == 3
+
+
+@pytest.mark.engine
+@pytest.mark.browser
+def test_page_answers_fixture_multihop_question_on_real_engine(corpus, browser):
+    """`python app.py` as a user starts it, the real embedded model, a multi-hop golden question (fx-4)."""
+    port = free_port()
+    cmd = [sys.executable, str(ROOT / "app.py"), "--port", str(port), "--corpus", str(corpus), "--golden", str(GOLDEN)]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, "RAG_LLM": "embedded"}, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    try:
+        line = ""
+        while "serving" not in line and proc.poll() is None:
+            line = proc.stdout.readline()
+        assert "serving" in line, f"app.py did not start (exit {proc.poll()})"
+        threading.Thread(target=proc.stdout.read, daemon=True).start()  # keep its pipe drained
+        page = browser.new_page(viewport={"width": 1400, "height": 1100})
+        page.goto(f"http://127.0.0.1:{port}/")
+        assert "engine embedded" in page.inner_text("#engine")
+        seen = ask(page, Q, wait_ms=300_000)
+        assert any("retrieving and answering with smart router" in s and "LLM calls" in s for s in seen), seen
+        assert "done" in seen[-1], seen
+        verdicts = [c.get_attribute("data-verdict") for c in page.query_selector_all("#answer details.chip")]
+        assert verdicts and set(verdicts) <= {"supported", "unsupported", "invalid"}, verdicts
+        assert "route: smart router ->" in page.inner_text("#trace [data-route]")
+        first = page.query_selector('#answer details.chip[data-verdict="supported"]') or page.query_selector("#answer details.chip")
+        first.click()
+        RESULTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(RESULTS / "app_screenshot.png"), full_page=True)
+    finally:
+        proc.terminate()
+        proc.wait(30)
