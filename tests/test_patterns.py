@@ -141,15 +141,33 @@ def test_flare_is_bounded_in_retrievals_sentences_and_tokens(scripted_retrieval)
     assert len(m.calls) == 1 and m.calls[0][0][-1]["content"] == "Answer:" and r["sentences"] == []
 
 
-def test_flare_asks_for_real_logprobs_and_refuses_text_without_them(scripted_retrieval, monkeypatch):
+def test_flare_asks_for_real_logprobs_and_refuses_replies_without_them(scripted_retrieval, monkeypatch):
     seen, real_chat = [], llm.chat
     monkeypatch.setattr(llm, "chat", lambda messages, **kw: seen.append(kw) or real_chat(messages, **kw))
     with llm.use_model(llm.ScriptedModel([[("Answer: Vell", 0.0)]])):
         flare.flare_answer(QUESTION, k=1)
     assert seen[0]["logprobs"] and seen[0]["top_logprobs"] >= 1  # llama.cpp sends none when top_logprobs is 0
-    monkeypatch.setattr(llm, "token_logprobs", lambda response: [])
-    with llm.use_model(llm.ScriptedModel([[("Answer: Vell", 0.0)]])), pytest.raises(llm.LLMError, match="without token logprobs"):
+    # an engine that ignores the request (an old Ollama server) answers with logprobs=None
+    monkeypatch.setattr(llm, "chat", lambda messages, **kw: real_chat(messages, **kw).model_copy(update={"logprobs": None}))
+    with llm.use_model(llm.ScriptedModel([[("Answer: Vell", 0.0)]])), pytest.raises(llm.LLMError, match="no logprobs"):
         flare.flare_answer(QUESTION, k=1)
+
+
+def test_flare_reply_that_ends_at_once_asks_for_the_answer_line(scripted_retrieval, monkeypatch):
+    # seen on the real engine: after a prefill the model emits only the end token; llama.cpp then returns the
+    # prefill as the content and no token logprobs. That is an empty segment, not an engine without logprobs.
+    real_chat = llm.chat
+    def echo(messages, **kw):
+        r = real_chat(messages, **kw)
+        if not r.logprobs and messages[-1]["role"] == "assistant":
+            r = r.model_copy(update={"message": r.message.model_copy(update={"content": messages[-1]["content"]})})
+        return r
+    monkeypatch.setattr(llm, "chat", echo)
+    with llm.use_model(llm.ScriptedModel([[("Ashford Bridge was designed by Tomas Vell [S1].", 0.0)], [],
+                                          [(" Tomas Vell", 0.0)]])) as m:
+        r = flare.flare_answer(QUESTION, k=1)
+    assert r["answer"] == "Tomas Vell" and len(r["sentences"]) == 1 and len(m.calls) == 3
+    assert any(s["step"] == "stop" for s in r["trace"])
 
 
 def test_flare_repeated_line_and_idk(scripted_retrieval):
