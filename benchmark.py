@@ -47,7 +47,17 @@ HERE = Path(__file__).parent
 JSON_PATH = HERE / "results" / "benchmark.json"   # the .md and the PNGs are written beside it
 DEFAULT_LIMIT = 24        # 12 single + 12 multi (6 HotpotQA, 6 MuSiQue): the minimum
 SEED_K = 4                # passages the seed pipeline put in its prompt
-PATTERNS = ("seed", "single", "parallel", "iterative", "smart", "flare", "self_rag", "crag", "graph_local", "graph_global")
+PATTERNS = {  # name -> what runs (the rows, in this order)
+    "seed": "the seed pipeline: seed_interleave retrieval + the lab's original free-text prompt (baseline)",
+    "single": "generate(): fused retrieval + the JSON cited prompt",
+    "parallel": "multihop.multihop_answer: decompose, retrieve each part, one cited answer",
+    "iterative": "multihop.iterative_answer: hop by hop with [ANSWER_N]",
+    "smart": "multihop.smart_answer: learned router, then single / parallel / iterative",
+    "flare": "flare.flare_answer: retrieval triggered by low token confidence",
+    "self_rag": "self_rag.self_rag_answer: retrieve on demand, relevance filter, critique, refine",
+    "crag": "crag.crag_answer: grade retrieval, refine, web fallback (local stand-in unless RAG_WEB=ddgs)",
+    "graph_local": "graphrag.graph_answer(mode='local'), when a graph is built",
+    "graph_global": "graphrag.graph_answer(mode='global'), when a graph is built"}
 SPLITS = ("all", "single", "multi")
 COLUMNS = [("answer_em", "EM", ".3f"), ("answer_f1", "F1", ".3f"), ("doc_recall", "doc-rec", ".3f"),
            ("citation_recall", "c-recall", ".3f"), ("citation_precision", "c-prec", ".3f"),
@@ -185,6 +195,7 @@ def write_markdown(path, report, command):
     for split, by_pattern in report["table"].items():
         n = next(iter(by_pattern.values()))["questions"]
         lines += [f"## {split} (n={n})\n", markdown_table(by_pattern), ""]
+    lines += ["Patterns:\n"] + [f"- `{name}`: {PATTERNS[name]}" for name in report["patterns"]] + [""]
     lines += [f"Skipped: {name}: {why}  " for name, why in report["skipped"].items()]
     lines += ["\nEM and F1: SQuAD-normalized answer against answer + aliases. Supporting-doc recall: share of the "
               "question's supporting documents among the passages retrieved. Citation recall / precision: ALCE, "
@@ -238,15 +249,17 @@ def describe_sample(items):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description="Every pattern on one stratified golden sample: one table, JSON, Markdown, PNG.")
-    ap.add_argument("--patterns", default="all", help=f"comma-separated, of {', '.join(PATTERNS)}; or all (default)")
+    ap = argparse.ArgumentParser(description="Every pattern on one stratified golden sample: one table, JSON, Markdown, PNG.",
+                                 epilog="patterns:\n" + "\n".join(f"  {k:13} {v}" for k, v in PATTERNS.items()),
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--patterns", default="all", help="comma-separated pattern names (listed below), or all (default)")
     ap.add_argument("--limit", type=int, default=DEFAULT_LIMIT,
                     help="golden questions, half single and half multi (multi alternating sources); 0: all")
     ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents")
     ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions")
     ap.add_argument("--json", type=Path, default=JSON_PATH,
                     help="write the figures here; the .md report and the two PNG charts go beside it with the same stem")
-    ap.add_argument("--fresh", action="store_true", help="recompute every row (the cache is ignored and overwritten)")
+    ap.add_argument("--fresh", action="store_true", help="recompute every row, overwriting the cached ones (judge verdicts stay cached)")
     args = ap.parse_args(argv)
     command = "python benchmark.py" + "".join(f" {a}" for a in (sys.argv[1:] if argv is None else argv))
     start = None
