@@ -142,16 +142,21 @@ def parse_patterns(text):
 
 def run_patterns(specs, items, fresh=False):
     """Every (pattern, question) through verify_citations.evaluate (cached rows) under one progress bar.
-    -> ({pattern: rows}, LLM calls made now: 0 when every row came from the cache)"""
+    A model failure on one question is reported and skipped (not cached: a rerun retries it), so a long run
+    is not lost to one bad reply. -> ({pattern: rows}, LLM calls made now (0: all from cache), [failures])"""
     from tqdm import tqdm
-    rows, work = {name: [] for name in specs}, [(name, item) for name in specs for item in items]
+    rows, work, failed = {name: [] for name in specs}, [(name, item) for name in specs for item in items], []
     with llm.counting() as spent:
         bar = tqdm(work, desc="benchmark", unit="q", file=sys.stderr)
         for name, item in bar:
             bar.set_postfix_str(name, refresh=False)
             cache_name, settings, answer = specs[name]
-            rows[name] += vc.evaluate(cache_name, answer, [item], settings, fresh, progress=False)
-    return rows, spent["calls"]
+            try:
+                rows[name] += vc.evaluate(cache_name, answer, [item], settings, fresh, progress=False)
+            except llm.LLMError as e:
+                failed.append({"pattern": name, "id": item["id"], "error": str(e)})
+                tqdm.write(f"warning: {name} on {item['id']} failed, left out: {e}", file=sys.stderr)
+    return rows, spent["calls"], failed
 
 
 def format_table(table):
@@ -197,11 +202,12 @@ def write_markdown(path, report, command):
         lines += [f"## {split} (n={n})\n", markdown_table(by_pattern), ""]
     lines += ["Patterns:\n"] + [f"- `{name}`: {PATTERNS[name]}" for name in report["patterns"]] + [""]
     lines += [f"Skipped: {name}: {why}  " for name, why in report["skipped"].items()]
+    lines += [f"INCOMPLETE: {f['pattern']} on {f['id']} failed ({f['error']}), left out of its row  " for f in report["failed"]]
     lines += ["\nEM and F1: SQuAD-normalized answer against answer + aliases. Supporting-doc recall: share of the "
               "question's supporting documents among the passages retrieved. Citation recall / precision: ALCE, "
               "judged by the same model (judge.supports). Per question: LLM calls, prompt and completion tokens and "
               "the median model seconds while answering (the citation judge not counted).\n",
-              f"![quality vs cost]({Path(report['charts'][0]).name}) ![single vs multi]({Path(report['charts'][1]).name})"]
+              f"![quality vs cost]({report['charts'][0]}) ![single vs multi]({report['charts'][1]})"]
     path.write_text("\n".join(lines) + "\n")
 
 
@@ -280,18 +286,20 @@ def main(argv=None):
         if not specs:
             raise ValueError("no pattern left to run")
         start = time.perf_counter()
-        rows, calls = run_patterns(specs, items, args.fresh)
-    except (ValueError, CorpusError, llm.LLMError) as e:
-        sys.exit(f"benchmark: {e}" + ("" if start is None else " (rerun the same command: finished rows are cached)"))
+        rows, calls, failed = run_patterns(specs, items, args.fresh)
+    except (ValueError, CorpusError, llm.LLMError, KeyboardInterrupt) as e:
+        sys.exit(f"benchmark: {e or 'interrupted'}" + ("" if start is None else " (rerun the same command: finished rows are cached)"))
     table = vc.compare(rows, SPLITS)
     print(format_table(table))
+    if failed:
+        print(f"INCOMPLETE: {len(failed)} question(s) failed and are left out of their rows; rerun to retry them")
     print(f"\nthis run: {calls} LLM calls, {time.perf_counter() - start:.0f} s"
           + (" (every row from the cache)" if not calls else ""))
     stem = args.json.with_suffix("")
     charts = [Path(f"{stem}_cost.png"), Path(f"{stem}_split.png")]
     report = {"settings": settings, "model": info, "patterns": list(specs), "skipped": skipped,
               "sample": describe_sample(items), "questions": [g["id"] for g in items], "table": table,
-              "charts": [str(p) for p in charts], "rows": rows,
+              "failed": failed, "charts": [p.name for p in charts], "rows": rows,
               "run": {"command": command, "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                       "machine": machine(), "fresh": args.fresh, "llm_calls_now": calls, "wall_seconds": round(time.perf_counter() - start, 1)}}
     vc.write_json(args.json, report)

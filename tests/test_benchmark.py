@@ -19,10 +19,11 @@ import llm
 import multihop
 import verify_citations as vc
 from cache import Cache
-from generate import generate
+from generate import JSON_EXAMPLE, SYSTEM, generate
 
 COLUMNS = ["answer_em", "answer_f1", "doc_recall", "citation_recall", "citation_precision", "llm_calls",
            "prompt_tokens", "completion_tokens", "seconds_p50"]
+GENERATE_SYSTEM = SYSTEM.format(example=JSON_EXAMPLE)
 NON_GRAPH = [p for p in benchmark.PATTERNS if not p.startswith("graph")]
 STRINGS = {"text": "Tomas Vell designed Ashford Bridge.", "answer": "Tomas Vell"}  # other strings: "" (no query, no subject)
 
@@ -128,8 +129,33 @@ def test_rows_are_shared_with_the_pattern_scripts(corpus, golden_path, own_cache
     model = SCRIPTED_MODEL()
     with llm.use_model(model):
         specs, _ = benchmark.pattern_specs(["single"], corpus, golden_path)
-        rows, calls = benchmark.run_patterns(specs, items)
-    assert calls == 0 and len(model.calls) == 0 and rows["single"][0]["id"] == items[0]["id"]
+        rows, calls, failed = benchmark.run_patterns(specs, items)
+    assert calls == 0 and len(model.calls) == 0 and rows["single"][0]["id"] == items[0]["id"] and not failed
+
+
+def test_a_failed_question_is_left_out_and_retried_on_rerun(corpus, golden_path, own_caches, tmp_path, capsys):
+    multi = {g["question"]: g["id"] for g in json.loads(golden_path.read_text()) if g["type"] == "multi"}
+
+    def broken_on_multi(messages, schema):  # the model fails on multi-hop questions only
+        if any(q in messages[-1]["content"] for q in multi):
+            raise llm.LLMError("scripted failure")
+        return scripted_reply(messages, schema)
+    out = tmp_path / "f.json"
+    with llm.use_model(llm.ScriptedModel(broken_on_multi)):
+        benchmark.main(["--corpus", str(corpus), "--golden", str(golden_path), "--limit", "2", "--json", str(out),
+                        "--patterns", "single"])
+    report = json.loads(out.read_text())
+    assert [f["pattern"] for f in report["failed"]] == ["single"] and report["failed"][0]["id"] in multi.values()
+    assert report["table"]["all"]["single"]["questions"] == 1 and "multi" not in report["table"]
+    assert "INCOMPLETE: 1 question(s) failed" in capsys.readouterr().out
+    model = SCRIPTED_MODEL()
+    with llm.use_model(model):
+        benchmark.main(["--corpus", str(corpus), "--golden", str(golden_path), "--limit", "2", "--json", str(out),
+                        "--patterns", "single"])
+    again = json.loads(out.read_text())
+    answered = [m[-1]["content"] for m, _ in model.calls if m[0]["content"] == GENERATE_SYSTEM]
+    assert len(answered) == 1 and any(q in answered[0] for q in multi)  # only the failed question, again
+    assert not again["failed"] and again["table"]["all"]["single"]["questions"] == 2
 
 
 def test_unknown_pattern_and_bad_limit_are_one_line_errors(corpus, golden_path, own_caches, tmp_path):
