@@ -46,9 +46,12 @@ MAX_PARTS = 3        # sub-questions (and hops) at most: 195 of the 200 golden m
 HOP_K = 3            # chunks retrieved per sub-question / hop
 FINAL_K = 4          # chunks in the final prompt: generate()'s k, so every mode is compared at equal context
 ROUTER_VERSION = "router-v1"
-VERSION = "multihop-v1"   # bump when answers change for the same prompts: router_eval's cached rows then recompute
+VERSION = "multihop-v2"   # bump when answers change for the same prompts: router_eval's cached rows then recompute
 PLACEHOLDER = re.compile(r"\[ANSWER_(\d+)\]")
 LOOSE_PLACEHOLDER = re.compile(r"\[\s*answer[\s_-]*(\d+)\s*\]|#(\d+)\b", re.I)  # what small models write
+STOP_WORDS = {"a", "an", "the", "of", "in", "on", "at", "to", "for", "by", "from", "with", "and", "or", "is", "was",
+              "are", "were", "be", "did", "does", "do", "who", "whom", "whose", "what", "which", "where", "when", "how",
+              "that", "this", "it", "its", "s"}
 INNER_WH = {"where", "which", "who", "whose", "whom", "that", "when", "what"}
 SURFACE_FEATURES = ("log_words", "has_>>", "commas", "inner_wh_words", "capitalized_words", "possessives",
                     "of_the", "comparison_words", "and")
@@ -122,6 +125,18 @@ def _repeats(a, b, overlap=0.8):
     """True when two questions share (nearly) all their words: a rephrasing, not a part."""
     x, y = (set(re.findall(r"[a-z0-9]+", s.lower())) for s in (a, b))
     return bool(x and y) and len(x & y) / len(x | y) >= overlap
+
+
+def _content_words(text):
+    return set(re.findall(r"[a-z0-9]+", PLACEHOLDER.sub(" ", text).lower())) - STOP_WORDS
+
+
+def _restates(sub, question):
+    """True when `sub` asks all the question asks (at most one content word in 8 missing): not a part of it.
+    A part leaves something out: 'Who directed Jump for Glory?' is a part of 'Who is the spouse of the director
+    of Jump for Glory?' though 8 of their 9 words are shared (a word-overlap test dropped such parts)."""
+    q = _content_words(question)
+    return bool(q) and len(q - _content_words(sub)) <= len(q) // 8
 
 
 # ---- routers ----
@@ -199,7 +214,7 @@ def decompose(question, max_parts=MAX_PARTS, trace=None):
         s = LOOSE_PLACEHOLDER.sub(lambda m: f"[ANSWER_{m.group(1) or m.group(2)}]", " ".join(str(s).split()))
         if not re.search(r"[A-Za-z0-9]", PLACEHOLDER.sub("", s)):
             warn(f"sub-question {n} is empty, dropped")
-        elif _repeats(s, question):
+        elif _restates(s, question):
             warn(f"sub-question {n} repeats the question, dropped")
         elif any(_repeats(s, k, 1.0) for k in kept):
             warn(f"sub-question {n} repeats an earlier one, dropped")
@@ -208,6 +223,8 @@ def decompose(question, max_parts=MAX_PARTS, trace=None):
             number[n] = len(kept)
     # renumber after drops; a placeholder for a dropped item becomes [ANSWER_0], which never fills
     out = [PLACEHOLDER.sub(lambda m: f"[ANSWER_{number.get(int(m.group(1)), 0)}]", s) for s in kept]
+    look_up = str(reply.get("look_up_first", "")).strip(" .?") if isinstance(reply, dict) else ""
+    out = _ask_first(out, look_up, question, max_parts, warn)
     if len(raw) > max_parts:
         warn(f"{len(raw)} sub-questions, kept the first {max_parts}")
     if not out:
@@ -215,6 +232,25 @@ def decompose(question, max_parts=MAX_PARTS, trace=None):
     trace.append({"step": "decompose", "look_up_first": reply.get("look_up_first") if isinstance(reply, dict) else None,
                   "raw": raw, "sub_questions": out})
     return out
+
+
+def _ask_first(subs, look_up, question, max_parts, warn):
+    """Placeholders that point at their own or a later step never fill. In the first sub-question they stand for
+    the thing named in look_up_first, so 'What is <look_up_first>?' is asked first (seen: 'What time does the
+    state where [ANSWER_1] stop selling booze?' alone); later, they point at the step before.
+    (['Who wed [ANSWER_1]?'], 'the director of X') -> ['What is the director of X?', 'Who wed [ANSWER_1]?']"""
+    out = [PLACEHOLDER.sub(lambda m: f"[ANSWER_{n}]" if int(m.group(1)) > n else m.group(0), s)
+           for n, s in enumerate(subs)]  # in sub-question n+1, [ANSWER_m] with m > n is self or forward
+    if out != subs:
+        warn("a placeholder pointed at its own or a later sub-question: it now points at the one before")
+    if not out or "[ANSWER_0]" not in out[0]:
+        return out
+    words = look_up.split()
+    if len(words) < 2 or look_up.lower() in ("nothing", "none") or _restates(look_up, question) or len(out) >= max_parts:
+        return out
+    warn(f"sub-question 1 waits for an answer no step asks for: 'What is {look_up}?' asked first")
+    shift = lambda s: PLACEHOLDER.sub(lambda m: f"[ANSWER_{int(m.group(1)) + 1}]", s)
+    return [f"What is {look_up}?"] + [shift(s) for s in out]
 
 
 def plan(question, max_parts, trace):

@@ -43,8 +43,10 @@ MODES = multihop.MODES       # single = generate(), parallel = multihop_answer()
 DEFAULT_LIMIT = 40           # multi questions for the modes (alternating sources): ~30 min on the embedded engine
 FOLDS, SEED = 5, 0
 LAMBDA = 1.0                 # L2 strength; CV accuracy of the surface router was flat (0.94-0.95) for 0.1-10
-PROMPTS = Cache.key(multihop.VERSION, multihop.ROUTER_SYSTEM, multihop.DECOMPOSE_SYSTEM, multihop.HOP_SYSTEM,
-                    multihop.ANSWERABLE_SYSTEM, ANSWER_SYSTEM)[:12]   # a changed prompt invalidates cached rows
+# what each cached row depends on: a changed prompt or multihop.VERSION recomputes only the rows it touches
+PROMPTS = {"route": Cache.key(multihop.ROUTER_SYSTEM)[:12], "single": Cache.key(ANSWER_SYSTEM)[:12],
+           "multihop": Cache.key(multihop.VERSION, multihop.DECOMPOSE_SYSTEM, multihop.HOP_SYSTEM,
+                                 multihop.ANSWERABLE_SYSTEM, ANSWER_SYSTEM)[:12]}
 
 
 def fit_logreg(x, y, lam=LAMBDA, iters=30):
@@ -221,7 +223,7 @@ def main():
         model = llm.engine_info()["model"]
         golden = eval_items(args.golden, 0, args.corpus, args.chunker)  # all items, index up to date
         s = {"k": args.k, "final_k": args.final_k, "max_hops": args.max_hops, "corpus": str(Path(args.corpus).resolve()),
-             "chunker": args.chunker, "prompts": PROMPTS}
+             "chunker": args.chunker}
         print(f"golden={args.golden} ({len(golden)} questions) corpus={args.corpus} chunker={args.chunker} model={model}\n"
               f"modes={modes} limit={args.limit} router_limit={args.router_limit} k={args.k} final_k={args.final_k} "
               f"max_hops={args.max_hops} folds={FOLDS} seed={SEED} fresh={args.fresh}")
@@ -237,7 +239,7 @@ def main():
                 print(f"saved the router fitted on all {len(golden)} items to {multihop.router_path()} (not scored)")
                 save_router(fitted)
         routed = sample_golden(golden, args.router_limit)
-        verdicts = [cached(cache, Cache.key("route", q["question"], model, PROMPTS), args.fresh, lambda: llm_route(q["question"]))
+        verdicts = [cached(cache, Cache.key("route", q["question"], model, PROMPTS["route"]), args.fresh, lambda: llm_route(q["question"]))
                     for q in tqdm(routed, desc="llm router", unit="q", file=sys.stderr)]
         routers["llm"] = confusion(routed, [v["multi"] for v in verdicts])
         routers["llm"]["seconds_per_question"] = float(np.mean([v["seconds"] for v in verdicts]))
@@ -251,7 +253,7 @@ def main():
         rows = {m: [] for m in modes}
         for item in tqdm(items if modes else [], desc="modes", unit="q", file=sys.stderr):
             for m in modes:
-                key = Cache.key("mode", m, item["question"], model, s)
+                key = Cache.key("mode", m, item["question"], model, s, PROMPTS["single" if m == "single" else "multihop"])
                 try:
                     rows[m].append({**cached(cache, key, args.fresh, lambda: run_mode(m, item, s)), "source": item["source"]})
                 except llm.LLMError as e:  # not cached: a rerun tries again

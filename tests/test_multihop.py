@@ -19,7 +19,8 @@ CHAIN = ["Who designed Ashford Bridge?", "In which village was #1 born?"]
 SOURCE = re.compile(r'<source id="(S\d+)" title="[^"]*">(.*?)</source>', re.S)
 
 
-def replies(subs=CHAIN, hops=("Tomas Vell", "Hartmoor"), answerable="no", route="yes", answer="Hartmoor"):
+def replies(subs=CHAIN, hops=("Tomas Vell", "Hartmoor"), answerable="no", route="yes", answer="Hartmoor",
+            look_up="the designer"):
     """SCRIPTED replies by request kind (schema keys). A hop names the first source that holds its canned answer
     (hops=None: every hop answers with S1's title); a string given for `subs`, a hop or `route` is sent as the
     raw reply, to script bad output; `answer` may be a function of the final prompt's question."""
@@ -28,7 +29,7 @@ def replies(subs=CHAIN, hops=("Tomas Vell", "Hartmoor"), answerable="no", route=
     def reply(messages, schema):
         props, user = schema["properties"], messages[-1]["content"]
         if "sub_questions" in props:
-            return subs if isinstance(subs, str) else json.dumps({"look_up_first": "the designer", "sub_questions": subs})
+            return subs if isinstance(subs, str) else json.dumps({"look_up_first": look_up, "sub_questions": subs})
         if "multi_hop" in props:
             return route if route not in ("yes", "no") else json.dumps({"look_up_first": "x", "multi_hop": route})
         if "answerable" in props:
@@ -80,6 +81,42 @@ def test_decompose_scripted_bad_output_is_cleaned_and_traced(raw, expected, warn
     with scripted(subs=raw):
         assert mh.decompose(Q, 3, trace) == expected
     assert any(warning in s["message"] for s in trace if s["step"] == "warning"), trace
+
+
+def test_a_part_of_the_question_is_kept_and_a_restatement_dropped():
+    spouse = "Who is the spouse of the director of Jump for Glory?"
+    assert not mh._restates("Who is the director of Jump for Glory?", spouse)  # 8 of 9 words shared, still a part
+    assert mh._restates("who's the spouse of the director of 'Jump for Glory'", spouse)
+    with scripted(subs=["Who was the designer of Ashford Bridge?", "In which village was [ANSWER_1] born?"]):
+        assert len(mh.decompose(Q)) == 2
+
+
+@pytest.mark.parametrize("raw, look_up, expected, warning", [
+    # the model wrote the bridge thing as [ANSWER_1] in the only sub-question: look_up_first is asked first
+    (["In which village was [ANSWER_1] born?"], "the designer of Ashford Bridge",
+     ["What is the designer of Ashford Bridge?", "In which village was [ANSWER_1] born?"], "asked first"),
+    # the first part restated the question and was dropped: its answer is what look_up_first names
+    ([Q, "In which village was [ANSWER_1] born?"], "the designer of Ashford Bridge",
+     ["What is the designer of Ashford Bridge?", "In which village was [ANSWER_1] born?"], "asked first"),
+    # a forward reference points at the step before
+    (["Who designed Ashford Bridge?", "In which village was [ANSWER_2] born?", "How big is [ANSWER_3]?"], "x y",
+     ["Who designed Ashford Bridge?", "In which village was [ANSWER_1] born?", "How big is [ANSWER_2]?"], "the one before"),
+    # nothing usable to ask first: left as it is, and the chain breaks later (single-hop fallback)
+    (["In which village was [ANSWER_1] born?"], "nothing", ["In which village was [ANSWER_0] born?"], "the one before"),
+])
+def test_decompose_repairs_placeholders_that_can_never_fill(raw, look_up, expected, warning):
+    trace = []
+    with scripted(subs=raw, look_up=look_up):
+        assert mh.decompose(Q, 3, trace) == expected
+    assert any(warning in s["message"] for s in trace if s["step"] == "warning"), trace
+
+
+def test_iterative_runs_the_repaired_chain_to_the_end(corpus):
+    with scripted(subs=["In which village was [ANSWER_1] born?"], look_up="the designer of Ashford Bridge",
+                  hops=("Tomas Vell", "Hartmoor")):
+        r = mh.iterative_answer(Q, corpus=corpus)
+    assert r["fallback"] is None and [s["query"] for s in steps(r, "hop")] == [
+        "What is the designer of Ashford Bridge?", "In which village was Tomas Vell born?"]
 
 
 def test_decompose_scripted_unparseable_reply_raises_and_plan_warns():
@@ -183,9 +220,9 @@ def test_iterative_scripted_broken_chain_falls_back_to_single_hop(corpus, hops, 
 
 
 def test_iterative_scripted_forward_placeholder_and_empty_plan_fall_back(corpus):
-    with scripted(subs=["Where was [ANSWER_2] born?", "Who designed Ashford Bridge?"]):
-        r = mh.iterative_answer(Q, corpus=corpus)
-    assert "[ANSWER_2] never filled" in r["fallback"]
+    with scripted(subs=["Where was [ANSWER_2] born?", "Who designed Ashford Bridge?"], look_up="nothing"):
+        r = mh.iterative_answer(Q, corpus=corpus)  # nothing to ask first: the chain cannot start
+    assert "hop 1: placeholder [ANSWER_0] never filled" in r["fallback"]
     with scripted(subs=[Q]):
         r = mh.iterative_answer(Q, corpus=corpus)
     assert r["fallback"] == "no usable decomposition" and any("repeats the question" in s["message"] for s in steps(r, "warning"))
