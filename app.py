@@ -63,7 +63,7 @@ PATTERNS = {  # label -> function(question, corpus) -> a generate()-shaped dict 
 }
 DEFAULT_PATTERN = "smart router"
 CSS = """
-.chip{display:inline-block;position:relative;margin:0 2px;font:600 12px/1.6 monospace;border-radius:9px;vertical-align:baseline}
+.answer{position:relative}.chip{display:inline-block;position:static;margin:0 2px;font:600 12px/1.6 monospace;border-radius:9px;vertical-align:baseline}
 .chip>summary{list-style:none;cursor:pointer;padding:0 7px;border-radius:9px}
 .chip>summary::-webkit-details-marker{display:none}
 .chip.supported>summary{background:#c8f0cf;color:#0d5b1c;border:1px solid #2e9e46}
@@ -71,7 +71,7 @@ CSS = """
 .chip.invalid>summary{background:repeating-linear-gradient(45deg,#eee,#eee 4px,#ccc 4px,#ccc 8px);color:#444;border:1px dashed #666}
 .chip.unchecked>summary{background:#e8e8f4;color:#334;border:1px solid #889}
 .uncited{display:inline-block;margin-left:4px;padding:0 6px;font:600 11px/1.6 sans-serif;color:#8a5a00;background:#fff1c7;border:1px solid #d9a400;border-radius:9px}
-.pop{display:none;position:absolute;z-index:50;left:0;top:1.8em;width:min(34em,80vw);padding:8px 10px;background:#fff;color:#111;
+.pop{display:none;position:absolute;z-index:50;left:0;right:0;padding:8px 10px;background:#fff;color:#111;
  border:1px solid #999;border-radius:6px;box-shadow:0 4px 14px rgba(0,0,0,.25);font:13px/1.4 sans-serif;white-space:normal}
 .chip:hover>.pop,.chip[open]>.pop{display:block}
 .pop .src{max-height:14em;overflow:auto;background:#f6f6f6;padding:4px 6px;margin:4px 0}
@@ -260,15 +260,19 @@ def answer_steps(question, pattern, corpus, choices):
         start, before, box = time.time(), llm.stats(), {"stage": f"retrieving and answering with {pattern}"}
         _NOW.update(question=question, since=start)
 
-        def work():
+        def work():  # any failure becomes a message on the page; the server keeps serving
             try:
                 box["result"] = choices[pattern](question, corpus)
-                box["stage"] = "checking citations (one judge call per citation)"
+            except Exception as e:
+                box["error"] = str(e) if isinstance(e, (ValueError, CorpusError, llm.LLMError)) else repr(e)
+                return
+            box["stage"] = "checking citations (one judge call per citation)"
+            try:
                 with llm.counting() as judge_cost:
                     box["verdicts"] = verify_citations.verify(box["result"])
                 box["judge"] = judge_cost
-            except (ValueError, CorpusError, llm.LLMError) as e:
-                box["error"] = str(e)
+            except Exception as e:  # the answer still shows, its chips marked unchecked
+                box["judge_error"] = str(e)
         worker = threading.Thread(target=work, daemon=True)
         worker.start()
         yield render_status(f"{box['stage']}…"), keep, keep
@@ -283,13 +287,14 @@ def answer_steps(question, pattern, corpus, choices):
             worker.join()  # a closed page must not let the next question start under a running one
             _RUNS.append((start, time.time()))
             _NOW.clear()
-    if "error" in box or "result" not in box:
-        yield render_status(f"Failed: {box.get('error', 'no result')}", "error"), keep, keep
+    if "error" in box:
+        yield render_status(f"Failed: {box['error']}", "error"), keep, keep
         return
     r, info = box["result"], llm.engine_info()
     verdicts = box.get("verdicts")
-    yield (render_status(f"done in {time.time() - start:.0f} s: {len(r['sentences'])} sentences, "
-                         f"{sum(len(s['cites']) for s in r['sentences'])} citations checked", "done"),
+    checked = (f"citation check failed: {box['judge_error']}" if "judge_error" in box
+               else f"{sum(len(s['cites']) for s in r['sentences'])} citations checked")
+    yield (render_status(f"done in {time.time() - start:.0f} s: {len(r['sentences'])} sentences, {checked}", "done"),
            render_answer(r, verdicts, notice), render_trace(r, pattern, box.get("judge"), info))
 
 
@@ -362,7 +367,7 @@ def memory_mb():
         rss = int(Path("/proc/self/statm").read_text().split()[1]) * resource.getpagesize() / 2**20
     except OSError:
         rss = float("nan")
-    return rss, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return rss, max(rss, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 
 
 def concurrency_check(url, questions, pattern=DEFAULT_PATTERN, timeout=1800):

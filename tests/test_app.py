@@ -182,6 +182,13 @@ def test_handler_streams_progress_and_turns_errors_into_messages(corpus):
     [(bad, *_)] = list(app.answer_steps(Q, "GraphRAG-that-is-not-built", corpus, choices))
     assert "unknown pattern" in bad
 
+    def judge_down(result):
+        raise llm.LLMError("judge down")
+    with scripted(), pytest.MonkeyPatch.context() as mp:
+        mp.setattr(verify_citations, "verify", judge_down)
+        status, answer, _ = list(app.answer_steps(Q, "single", corpus, choices))[-1]
+    assert "citation check failed: judge down" in status and [c[2] for c in chips(answer)] == ["unchecked", "unchecked", "invalid"]
+
     def broken(messages, schema):
         raise llm.LLMError("the engine fell over")
     with llm.use_model(llm.ScriptedModel(broken)):
@@ -218,12 +225,14 @@ def server(corpus):
 
 def test_five_concurrent_questions_are_queued_and_all_answered(server):
     questions = [g["question"] for g in json.loads(GOLDEN.read_text())][:5]
-    RELEASE.set()
+    RELEASE.clear()  # the first question holds the engine for a second: the other four must wait in the queue
+    threading.Timer(1.0, RELEASE.set).start()
     figures = app.concurrency_check(server, [f"{q} {SLOW}" if n == 0 else q for n, q in enumerate(questions)],
                                     "smart router", timeout=120)
     assert figures["questions"] == figures["answered"] == figures["runs_recorded"] == 5 and figures["lost"] == 0
     assert figures["max_concurrent_runs"] == 1  # queued: never two answers through the engine at once
     assert all(f["status"].startswith("done") for f in figures["per_question"])
+    assert min(f["seconds"] for f in figures["per_question"]) >= 1.0  # nobody overtook the held question
     figures["note"] = ("SCRIPTED model (a stand-in, not a language model) on the fixture corpus; the server runs in the "
                        "pytest process, so RSS is that process's. Real engine: python app.py --check-concurrency 5")
     verify_citations.write_json(RESULTS / "app_concurrency.json", figures)
@@ -320,8 +329,8 @@ def test_page_answers_fixture_multihop_question_on_real_engine(corpus, browser):
         verdicts = [c.get_attribute("data-verdict") for c in page.query_selector_all("#answer details.chip")]
         assert verdicts and set(verdicts) <= {"supported", "unsupported", "invalid"}, verdicts
         assert "route: smart router ->" in page.inner_text("#trace [data-route]")
-        first = page.query_selector('#answer details.chip[data-verdict="supported"]') or page.query_selector("#answer details.chip")
-        first.click()
+        # open the last supported chip (its pop-up then hides no sentence), else the last chip
+        (page.query_selector_all('#answer details.chip[data-verdict="supported"]') or page.query_selector_all("#answer details.chip"))[-1].click()
         RESULTS.mkdir(exist_ok=True)
         page.screenshot(path=str(RESULTS / "app_screenshot.png"), full_page=True)
     finally:
