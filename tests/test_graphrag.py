@@ -1,4 +1,4 @@
-"""graphrag.py: name merging, malformed extraction, cached and resumable builds, local and global search, the
+"""graph_index.py and graphrag.py: name merging, malformed extraction, cached and resumable builds, local and global search, the
 auto router, the picture. Runs on llm.ScriptedModel (a SCRIPTED stand-in, never a language model) over the
 fixture corpus; the retrieval index is the real one.
 
@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+import graph_index as gi
 import graphrag as gr
 import llm
 from generate import SYSTEM, JSON_EXAMPLE
@@ -32,10 +33,10 @@ EXTRACTIONS = {  # what the scripted extractor "finds" per document title; other
 
 def scripted(messages, schema, bad_titles=("Hartmoor",)):
     system, user = messages[0]["content"], messages[-1]["content"]
-    if system == gr.EXTRACT_SYSTEM:
+    if system == gi.EXTRACT_SYSTEM:
         title = re.match(r"Document title: (.*)", user).group(1)
         return "{not json" if title in bad_titles else json.dumps(EXTRACTIONS.get(title, {"entities": [], "relations": []}))
-    if system == gr.SUMMARY_SYSTEM:
+    if system == gi.SUMMARY_SYSTEM:
         return json.dumps({"title": "Group " + user.split(" (")[0], "summary": user.replace("\n", " ")[:200]})
     if system == gr.MAP_SYSTEM:
         return json.dumps({"points": [{"text": "Tomas Vell was born in Hartmoor.", "score": 80}]})
@@ -45,27 +46,27 @@ def scripted(messages, schema, bad_titles=("Hartmoor",)):
 
 
 def test_normalize_and_trivial_aliases():
-    assert gr.normalize("The  Ashford-Bridge's") == "ashford bridge"
-    assert gr.normalize("Édric VELL.") == "edric vell"
-    assert gr.ngram_keys("Who designed Ashford Bridge?", {"ashford bridge", "bridge"}) == ["ashford bridge"]
+    assert gi.normalize("The  Ashford-Bridge's") == "ashford bridge"
+    assert gi.normalize("Édric VELL.") == "edric vell"
+    assert gi.ngram_keys("Who designed Ashford Bridge?", {"ashford bridge", "bridge"}) == ["ashford bridge"]
 
 
 def test_clean_extraction_merges_and_drops():
-    ex = gr.clean_extraction(EXTRACTIONS["Ashford Bridge"], "Ashford Bridge")
+    ex = gi.clean_extraction(EXTRACTIONS["Ashford Bridge"], "Ashford Bridge")
     assert set(ex["entities"]) == {"ashford bridge", "tomas vell", "river lente", "corran"}
     assert ex["entities"]["ashford bridge"]["type"] == "document"  # the title entity, merged with the model's
-    assert len(ex["entities"]["corran"]["description"]) <= gr.MAX_DESC_CHARS
+    assert len(ex["entities"]["corran"]["description"]) <= gi.MAX_DESC_CHARS
     pairs = {(r["source"], r["target"]) for r in ex["relations"]}
     assert pairs == {("ashford bridge", "tomas vell"), ("ashford bridge", "river lente")}  # self-loop, unknown dropped
     assert ex["dropped"] == 2
     for junk in (None, [], {"entities": "x", "relations": [1, {"source": "a"}]}, {"entities": [{"name": "  "}]}):
-        assert set(gr.clean_extraction(junk, "Medra")["entities"]) == {"medra"}
+        assert set(gi.clean_extraction(junk, "Medra")["entities"]) == {"medra"}
 
 
 def test_bad_json_is_retried_then_a_failure_not_a_crash():
-    doc = gr.load_documents(gr.Path(__file__).parent / "fixtures" / "corpus", quiet=True)[0]["hartmoor"]
+    doc = gi.load_documents(gi.Path(__file__).parent / "fixtures" / "corpus", quiet=True)[0]["hartmoor"]
     with llm.use_model(llm.ScriptedModel(scripted)) as m:
-        ex = gr.extract_llm(doc)
+        ex = gi.extract_llm(doc)
     assert len(m.calls) == 2 and "not JSON" in ex["error"]
     assert set(ex["entities"]) == {"hartmoor"} and ex["relations"] == []
 
@@ -73,13 +74,13 @@ def test_bad_json_is_retried_then_a_failure_not_a_crash():
 def test_build_is_cached_and_resumes(own_corpus, tmp_path, monkeypatch):
     monkeypatch.setenv("RAG_INDEX_DIR", str(tmp_path / "idx"))
     with llm.use_model(llm.ScriptedModel(scripted)) as m:
-        first = gr.build(own_corpus, progress=False)
+        first = gi.build(own_corpus, progress=False)
         assert first["build"]["extracted"] == 9 and first["build"]["failed"] == 1
         calls = len(m.calls)
-        second = gr.build(own_corpus, progress=False)
+        second = gi.build(own_corpus, progress=False)
     assert second["build"]["extracted"] == 0 and second["build"]["cache_hits"] == 9
     assert len(m.calls) == calls  # no extraction and no summary call the second time
-    g = gr.load(own_corpus)["G"]
+    g = gi.load(own_corpus)["G"]
     assert not any(s == t for s, t in g.edges) and g.has_edge("ashford bridge", "tomas vell")
     assert g.nodes["corran"]["docs"] == ["ashford-bridge", "corran", "edric-vell"]  # merged across documents
     (own_corpus / "medra.txt").write_text("Medra\nMedra is an island.\n")  # one changed document
@@ -87,34 +88,34 @@ def test_build_is_cached_and_resumes(own_corpus, tmp_path, monkeypatch):
     seen = []
 
     def dies_after_four(messages, schema):
-        if messages[0]["content"] == gr.EXTRACT_SYSTEM:
+        if messages[0]["content"] == gi.EXTRACT_SYSTEM:
             seen.append(1)
             if len(seen) == 5:
                 raise KeyboardInterrupt  # killed midway
         return scripted(messages, schema)
     with llm.use_model(llm.ScriptedModel(dies_after_four)), pytest.raises(KeyboardInterrupt):
-        gr.build(own_corpus, progress=False)
+        gi.build(own_corpus, progress=False)
     with llm.use_model(llm.ScriptedModel(scripted)):
-        resumed = gr.build(own_corpus, progress=False)
+        resumed = gi.build(own_corpus, progress=False)
     assert resumed["build"]["cache_hits"] == 4 and resumed["build"]["extracted"] == 5
 
 
 def test_select_docs_golden_first():
     docs = dict.fromkeys(["a", "b", "c", "d"])
     golden = [{"id": "1", "question": "q", "type": "single", "source": "s", "supporting_docs": ["c", "zz"]}]
-    assert gr.select_docs(docs, 2, golden) == ["c", "a"]
-    assert gr.select_docs(docs, 0, golden, golden_only=True) == ["c"]
+    assert gi.select_docs(docs, 2, golden) == ["c", "a"]
+    assert gi.select_docs(docs, 0, golden, golden_only=True) == ["c"]
 
 
 @pytest.fixture(scope="module")
 def graph(corpus):
     with llm.use_model(llm.ScriptedModel(scripted)):
-        return gr.build(corpus, progress=False)
+        return gi.build(corpus, progress=False)
 
 
 def test_titles_extractor_links_mentions(corpus):
-    docs = gr.load_documents(corpus, quiet=True)[0]
-    g = gr.build_graph(gr.extract_titles(docs))
+    docs = gi.load_documents(corpus, quiet=True)[0]
+    g = gi.build_graph(gi.extract_titles(docs))
     assert g.has_edge("ashford bridge", "tomas vell") and g.has_edge("port sallow", "medra")
     assert not g.has_edge("hartmoor", "medra")
 
@@ -141,7 +142,7 @@ def test_global_map_reduce_traces_claims_to_chunks(graph, corpus):
 
 
 def test_router_and_png(graph, corpus, tmp_path):
-    payload = gr.load(corpus)
+    payload = gi.load(corpus)
     assert gr.route("Who designed Ashford Bridge?", payload)[0] == "local"
     assert gr.route("Summarize the kinds of places described.", payload)[0] == "global"
     assert gr.route("Who wrote Hamlet?", payload)[0] == "global"  # no entity of the graph
