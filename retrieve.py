@@ -168,6 +168,8 @@ def golden_problem(item):
         return "empty question"
     if item["type"] not in ("single", "multi"):
         return f"type must be 'single' or 'multi', got {item['type']!r}"
+    if not all(isinstance(a, str) for a in item["aliases"]):  # scoring compares them as text
+        return "aliases must be a list of strings"
     if not all(isinstance(d, str) for d in item["supporting_docs"]) or not item["supporting_docs"]:
         return "supporting_docs must be a non-empty list of document ids"
     return None

@@ -95,7 +95,7 @@ def load_documents(folder, max_mb=MAX_FILE_MB, quiet=False):
         if path.suffix.lower() not in EXTENSIONS:
             quiet or warn(f"{path}: unknown extension {path.suffix or '(none)'!r}, skipped (only .txt, .md)")
             continue
-        if path.stem in docs:
+        if path.stem in docs or path.stem in failed:  # the first file with an id decides, loaded or not
             quiet or warn(f"{path}: duplicate document id {path.stem!r}, skipped")
             continue
         try:
