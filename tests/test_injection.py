@@ -155,3 +155,24 @@ def test_cli_refuses_unknown_methods_and_files_without_attacks(golden_path, monk
     monkeypatch.setattr("sys.argv", ["injection.py", "--golden", str(golden_path)])
     with pytest.raises(SystemExit, match="no questions with an 'attack'"):
         inj.main()
+
+
+def test_a_model_failure_mid_run_is_one_line_and_keeps_finished_questions(inj_corpus, tmp_path, monkeypatch):
+    golden = tmp_path / "golden.json"
+    golden.write_text(json.dumps(ITEMS[3:6]))
+    answers = []
+
+    def generation(user):
+        answers.append(user)
+        if len(answers) == 2:
+            raise llm.LLMError("connection refused")  # the server went away on the second question
+        return "I don't know.", []
+
+    monkeypatch.setattr("sys.argv", ["injection.py", "--corpus", str(inj_corpus), "--golden", str(golden),
+                                     "--patterns", "lab"])
+    with llm.use_model(scripted(generation)), pytest.raises(SystemExit) as e:
+        inj.main()
+    assert "connection refused" in str(e.value.code) and "rerun to resume" in str(e.value.code)
+    with llm.use_model(scripted(generation)):
+        inj.main()
+    assert len(answers) == 4  # the rerun asked only the two questions that had not finished
