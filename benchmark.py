@@ -9,8 +9,10 @@ Expected output: the settings and the sample, a progress bar with ETA on stderr,
 (all / single / multi), one row per pattern: EM, F1, supporting-doc recall, citation recall and precision,
 and per question LLM calls, prompt and completion tokens and the median model seconds (answering only; the
 citation judge is not counted). Then `wrote` lines for the JSON, the Markdown report and two PNG charts.
-The first full run takes hours on 2 cores with the embedded 1.5B model (~1 min per question and pattern,
-judge included); a rerun is answered from the cache (.rag/cache/rows.jsonl) in seconds.
+Time on 2 cores with the embedded 1.5B model: about 1-2 min per question and pattern the first time (judge
+included; measured 72 s for the seed row while another model run shared the cores), so the full 24 x 8 rows
+take hours (rows already computed by the patterns' own --eval are reused); a rerun of the same command is
+answered from the cache (.rag/cache/rows.jsonl) in seconds: 4 s measured for --limit 2 --patterns seed,single.
 
 Rows: the seed's own pipeline first (`seed`: its interleave fusion and the lab's original free-text prompt,
 the baseline every gain is measured against), then generate()'s JSON prompt on fused retrieval (`single`),
@@ -79,19 +81,19 @@ def as_settings(kw):
     return {k: str(v) if isinstance(v, Path) else v for k, v in kw.items()}
 
 
-def graph_spec(mode, corpus, chunker, golden):
+def graph_spec(mode, corpus, chunker, golden, extractor="llm"):
     """(cache name, settings, answer function) of a GraphRAG row, keyed as graphrag.py --eval keys it;
     CorpusError (with the build command) when no graph has been built for the corpus."""
     import graphrag  # networkx and the graph code load only when a graph row is asked for
-    graphrag.load(corpus, chunker, "llm")
-    settings = {"mode": mode, "extractor": "llm", "corpus": str(corpus), "chunker": chunker, "golden": str(golden),
-                "docs": 0, "docs_from_golden": False, "graph": str(graphrag.graph_path(corpus, chunker, "llm")),
+    graphrag.load(corpus, chunker, extractor)
+    settings = {"mode": mode, "extractor": extractor, "corpus": str(corpus), "chunker": chunker, "golden": str(golden),
+                "docs": 0, "docs_from_golden": False, "graph": str(graphrag.graph_path(corpus, chunker, extractor)),
                 "version": graphrag.EXTRACT_VERSION}
     return (f"graphrag-{mode}", settings,
-            lambda q: graphrag.graph_answer(q, mode=mode, corpus=corpus, chunker=chunker, extractor="llm"))
+            lambda q: graphrag.graph_answer(q, mode=mode, corpus=corpus, chunker=chunker, extractor=extractor))
 
 
-def pattern_specs(names, corpus, golden, chunker=DEFAULT_CHUNKER):
+def pattern_specs(names, corpus, golden, chunker=DEFAULT_CHUNKER, graph_extractor="llm"):
     """{pattern: (cache name, settings, answer function)} for the runnable names, and {pattern: why skipped}.
     Names and settings match each script's own --eval (the row cache is shared with them)."""
     c = str(corpus)
@@ -118,8 +120,8 @@ def pattern_specs(names, corpus, golden, chunker=DEFAULT_CHUNKER):
         "flare": lambda: ("flare", as_settings(fl), lambda q: flare.flare_answer(q, **fl)),
         "self_rag": lambda: ("self-rag", as_settings(sr), lambda q: self_rag.self_rag_answer(q, **sr)),
         "crag": lambda: ("crag", as_settings(cr), lambda q: crag.crag_answer(q, **cr)),
-        "graph_local": lambda: graph_spec("local", corpus, chunker, golden),
-        "graph_global": lambda: graph_spec("global", corpus, chunker, golden),
+        "graph_local": lambda: graph_spec("local", corpus, chunker, golden, graph_extractor),
+        "graph_global": lambda: graph_spec("global", corpus, chunker, golden, graph_extractor),
     }
     specs, skipped = {}, {}
     for name in names:
@@ -265,6 +267,8 @@ def main(argv=None):
     ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions")
     ap.add_argument("--json", type=Path, default=JSON_PATH,
                     help="write the figures here; the .md report and the two PNG charts go beside it with the same stem")
+    ap.add_argument("--graph-extractor", choices=("llm", "titles"), default="llm",
+                    help="which built graph the graph_* rows search (python graphrag.py --build --extractor X)")
     ap.add_argument("--fresh", action="store_true", help="recompute every row, overwriting the cached ones (judge verdicts stay cached)")
     args = ap.parse_args(argv)
     command = "python benchmark.py" + "".join(f" {a}" for a in (sys.argv[1:] if argv is None else argv))
@@ -274,13 +278,13 @@ def main(argv=None):
         if args.limit < 0:
             raise ValueError(f"--limit must be 0 (all) or more, got {args.limit}")
         settings = {"limit": args.limit, "corpus": str(args.corpus), "golden": str(args.golden),
-                    "chunker": DEFAULT_CHUNKER}
+                    "chunker": DEFAULT_CHUNKER, "graph_extractor": args.graph_extractor}
         info = llm.engine_info()
         print(" ".join(f"{k}={v}" for k, v in settings.items()) + f" patterns={','.join(names)} fresh={args.fresh}")
         print(f"model: {info['engine']} {info['model']}")
         items = eval_items(args.golden, args.limit, args.corpus)
         print(f"sample: {describe_sample(items)}")
-        specs, skipped = pattern_specs(names, args.corpus, args.golden)
+        specs, skipped = pattern_specs(names, args.corpus, args.golden, graph_extractor=args.graph_extractor)
         for name, why in skipped.items():
             print(f"skipped {name}: {why}")
         if not specs:
