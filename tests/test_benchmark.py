@@ -1,5 +1,6 @@
 """benchmark.py: one row per pattern with every column, the per-question cache (a rerun makes no LLM call and
-writes the same figures), --fresh, bad input, GraphRAG rows skipped (with the reason) when no graph is built.
+writes the same figures; rows of the pattern scripts are reused), --fresh, bad input, a failed question left out
+and retried, GraphRAG rows skipped (with the reason) when no graph is built and run on a built titles graph.
 
 Every model call goes to SCRIPTED_MODEL, an llm.ScriptedModel (a scripted stand-in, never a language model)
 that answers any JSON schema with a fixed valid reply; retrieval runs on the real fixture-corpus index.
