@@ -176,3 +176,24 @@ def test_a_model_failure_mid_run_is_one_line_and_keeps_finished_questions(inj_co
     with llm.use_model(scripted(generation)):
         inj.main()
     assert len(answers) == 4  # the rerun asked only the two questions that had not finished
+
+
+def test_patterns_are_scored_on_their_own_retrieval(inj_corpus, monkeypatch):
+    for method in inj.PATTERNS:
+        assert callable(inj.answerer(method, inj_corpus)) and len(inj.fingerprint(method)) == 16
+    item = ITEMS[0]
+    seen = []
+
+    def pattern(method, corpus):  # a stand-in pattern that answers from the true document alone
+        def answer(q):
+            seen.append((method, q))
+            passages = [p for p in inj.passages_for(item, corpus) if p["doc"] == item["supporting_docs"][0]]
+            return g.generate(q, passages=passages)
+        return answer
+
+    monkeypatch.setattr(inj, "answerer", pattern)
+    model = scripted(lambda user: (item["answer"], [(f"It was designed by {item['answer']}.", ["S1"])]))
+    with llm.use_model(model):
+        row = inj.run_method("crag", [item], inj_corpus, fresh=True, progress=False)[0]
+    assert seen == [("crag", item["question"])]
+    assert not row["injected_in_context"] and not row["hijacked"] and row["verified_correct"]
