@@ -44,7 +44,7 @@ import self_rag
 import verify_citations
 from generate import check_question
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, load_golden
-from vector_index import CorpusError
+from vector_index import CorpusError, build_index
 
 MAX_QUESTION_CHARS = 1000   # a question, not a document: longer input is refused before it reaches the queue
 QUEUE_MAX = 16              # questions waiting at most; more are refused (bounds memory under load)
@@ -240,7 +240,7 @@ def render_engine(info, corpus):
 # ---- the server ----
 
 _BUSY = threading.Lock()   # one answer at a time through the single engine, whoever asks (page or API)
-_RUNS = []                 # (start, end) of every answer: the concurrency check reads the overlap from it
+_RUNS = []                 # (start, end, RSS MB after) of every answer: the concurrency check reads them
 _NOW = {}                  # the question being answered and since when: the busy notice says so
 
 
@@ -285,7 +285,7 @@ def answer_steps(question, pattern, corpus, choices):
                                      f"tokens, {time.time() - start:.0f} s"), keep, keep)
         finally:
             worker.join()  # a closed page must not let the next question start under a running one
-            _RUNS.append((start, time.time()))
+            _RUNS.append((start, time.time(), memory_mb()[0]))
             _NOW.clear()
     if "error" in box:
         yield render_status(f"Failed: {box['error']}", "error"), keep, keep
@@ -383,24 +383,27 @@ def concurrency_check(url, questions, pattern=DEFAULT_PATTERN, timeout=1800):
         finished.append({"seconds": round(time.time() - start, 1), "answered": "chip" in answer or "uncited" in answer,
                          "status": re.sub(r"<[^>]+>", "", status)})
     runs = _RUNS[runs_before:]
-    overlap = max((sum(a < e and s < b for s, e in runs) for a, b in runs), default=0)  # runs live at once, incl. itself
+    overlap = max((sum(a < e and s < b for s, e, _ in runs) for a, b, _ in runs), default=0)  # live at once, incl. itself
     rss_after, peak = memory_mb()
     return {"questions": len(questions), "answered": sum(f["answered"] for f in finished),
             "lost": len(questions) - len(finished), "runs_recorded": len(runs), "max_concurrent_runs": overlap,
             "pattern": pattern, "engine": llm.engine_info(), "seconds_total": round(time.time() - start, 1),
             "rss_mb_before": round(rss_before, 1), "rss_mb_after": round(rss_after, 1), "rss_mb_peak": round(peak, 1),
-            "per_question": finished}
+            "per_question": finished,  # seconds: when the client collected each result, in submission order
+            "runs": [{"start_s": round(a - start, 1), "end_s": round(b - start, 1), "rss_mb_after": round(m, 1)}
+                     for a, b, m in runs]}  # server side, in the order the queue ran them
 
 
 def main():
     ap = argparse.ArgumentParser(description="Serve the demo page: ask, pick a pattern, see chips, verdicts and the trace.")
     ap.add_argument("--host", default="127.0.0.1", help="address to listen on (keep 127.0.0.1 unless you mean to share)")
-    ap.add_argument("--port", type=int, default=7860, help="port to listen on (0: any free port)")
-    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents (indexed on first use)")
+    ap.add_argument("--port", type=int, default=7860, help="port to listen on (0: the first free one from 7860 up)")
+    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents (its index is built "
+                    "or updated at start)")
     ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden file whose questions are offered as examples")
     ap.add_argument("--check-concurrency", type=int, default=0, metavar="N",
                     help="instead of serving: fire N golden multi questions at once at this server, print the figures")
-    ap.add_argument("--pattern", default="single", help="pattern for --check-concurrency")
+    ap.add_argument("--pattern", default="single", choices=[*PATTERNS, "GraphRAG"], help="pattern for --check-concurrency")
     ap.add_argument("--json", type=Path, help="with --check-concurrency: write the figures here")
     args = ap.parse_args()
     if not args.corpus.is_dir():
@@ -408,6 +411,7 @@ def main():
     if not 0 <= args.port < 65536 or args.check_concurrency < 0:
         sys.exit("app: --port must be 0-65535 and --check-concurrency at least 0")
     try:
+        build_index(args.corpus, DEFAULT_CHUNKER, progress=True)  # incremental: ~1 s when nothing changed
         demo = build(args.corpus, args.golden)
         info = llm.engine_info()
         url = launch(demo, args.host, args.port or None, block=False)
