@@ -336,10 +336,12 @@ def test_page_answers_fixture_multihop_question_on_real_engine(corpus, browser):
         verdicts = [c.get_attribute("data-verdict") for c in page.query_selector_all("#answer details.chip")]
         assert verdicts and set(verdicts) <= {"supported", "unsupported", "invalid"}, verdicts
         assert "route: smart router ->" in page.inner_text("#trace [data-route]")
-        # open the last supported chip (its pop-up then hides no sentence), else the last chip
-        (page.query_selector_all('#answer details.chip[data-verdict="supported"]') or page.query_selector_all("#answer details.chip"))[-1].click()
         RESULTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(RESULTS / "app_screenshot.png"), full_page=True)
+        page.screenshot(path=str(RESULTS / "app_screenshot.png"), full_page=True)  # every chip in view
+        chip = page.query_selector('#answer details.chip[data-verdict="supported"]') or page.query_selector("#answer details.chip")
+        chip.click()  # and a second picture with one cited chunk open
+        assert "cited for:" in chip.inner_text()
+        page.screenshot(path=str(RESULTS / "app_screenshot_source.png"), full_page=True)
     finally:
         proc.terminate()
         proc.wait(30)
