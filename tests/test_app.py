@@ -6,7 +6,7 @@ results/app_screenshot.png. Tests marked `browser` drive Debian's Chromium throu
 with the reason, when either is missing. The concurrency test writes results/app_concurrency.json.
 
     pytest tests/test_app.py -m "not engine"   # ~30 s
-    pytest tests/test_app.py -m engine         # ~1-3 min on 2 cores
+    pytest tests/test_app.py -m engine         # ~2.5 min on 2 shared cores (4 LLM calls + 2 judge calls)
 """
 import json
 import os
