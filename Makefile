@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum requirements.txt | cut -d' ' -f1)
 QUESTION ?= Indian film photographer Jagdish Mali, known for taking images of various celebrities including Shabana Azmi, is father to which Bollywood actress?
 
-.PHONY: install index demo test bench benchmark clean
+.PHONY: install index demo test bench benchmark app clean
 
 $(STAMP): requirements.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -27,6 +27,9 @@ test: install             ## the whole test suite (fast fixture tests + a few re
 
 bench: index              ## speed figures: build vs raw embedding, latency at 100k chunks, ANN loss
 	$(BIN)/python bench_retrieval.py
+
+app: index                ## the demo page on http://127.0.0.1:7860 (Ctrl-C stops it)
+	$(BIN)/python app.py
 
 benchmark: index          ## every pattern on 24 golden questions: results/benchmark.{json,md} + PNGs (hours; cached rows reused)
 	$(BIN)/python benchmark.py

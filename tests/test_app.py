@@ -2,8 +2,10 @@
 
 The answers come from llm.ScriptedModel (a SCRIPTED stand-in, never a language model) over the fixture corpus,
 except in the one test marked `engine`, which starts `python app.py` on the real embedded model and saves
-results/app_screenshot.png. Tests marked `browser` drive Debian's Chromium through Playwright and are skipped,
-with the reason, when either is missing. The concurrency test writes results/app_concurrency.json.
+app_screenshot.png. Tests marked `browser` drive Debian's Chromium through Playwright and are skipped,
+with the reason, when either is missing. The concurrency test writes app_concurrency.json. Both go to a
+temporary folder unless RAG_TEST_ARTIFACTS names one (the committed results/ files came from
+RAG_TEST_ARTIFACTS=results pytest tests/test_app.py).
 
     pytest tests/test_app.py -m "not engine"   # ~30 s
     pytest tests/test_app.py -m engine         # ~2.5 min on 2 shared cores (4 LLM calls + 2 judge calls)
@@ -15,6 +17,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -29,7 +32,11 @@ from generate import IDK
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent
-RESULTS = ROOT / "results"
+# artifacts (screenshots, the concurrency figures) go to a temporary folder, so `make test` leaves the tree
+# clean; RAG_TEST_ARTIFACTS=results writes the committed ones: RAG_TEST_ARTIFACTS=results pytest tests/test_app.py
+RESULTS = Path(os.environ.get("RAG_TEST_ARTIFACTS") or tempfile.mkdtemp(prefix="rag-app-artifacts-"))
+if not RESULTS.is_absolute():
+    RESULTS = ROOT / RESULTS
 GOLDEN = HERE / "fixtures" / "golden.json"
 Q = "In which village was the designer of Ashford Bridge born?"
 SLOW = "slowly"                  # a question holding this word makes the scripted model wait for RELEASE
@@ -336,7 +343,7 @@ def test_page_answers_fixture_multihop_question_on_real_engine(corpus, browser):
         verdicts = [c.get_attribute("data-verdict") for c in page.query_selector_all("#answer details.chip")]
         assert verdicts and set(verdicts) <= {"supported", "unsupported", "invalid"}, verdicts
         assert "route: smart router ->" in page.inner_text("#trace [data-route]")
-        RESULTS.mkdir(exist_ok=True)
+        RESULTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(RESULTS / "app_screenshot.png"), full_page=True)  # every chip in view
         chip = page.query_selector('#answer details.chip[data-verdict="supported"]') or page.query_selector("#answer details.chip")
         chip.click()  # and a second picture with one cited chunk open
