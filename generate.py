@@ -106,6 +106,23 @@ def clean_source_text(text):
     return SOURCE_TAG.sub(lambda m: f"< {m.group(1)}", text).replace("<|", "< |")
 
 
+INJECTION_MARKERS = [  # what instructions hidden in a document look like; none occurs in corpus/ (2,884 docs)
+    ("label look-alike", CITE_GROUP),
+    ("source delimiter", SOURCE_TAG),
+    ("chat role token", re.compile(r"<\|")),
+    ("instruction to the model", re.compile(r"\b(ignore|disregard|forget)\b[^.\n]{0,40}\b(instructions?|rules?|prompt)\b"
+                                            r"|\b(new rule|system prompt|must reply|reply with exactly)\b", re.I)),
+    ("chat turn", re.compile(r"^\s*(system|user|assistant|answer)\s*:", re.I | re.M)),
+    ("ready-made reply", re.compile(r'"sources"\s*:\s*\[', re.I)),
+]
+
+
+def injection_markers(text):
+    """Names of the injection markers in a source text, [] for a clean one. A verifier can refuse to let
+    such a passage support a claim. 'Ignore all previous instructions.' -> ['instruction to the model']"""
+    return [name for name, pattern in INJECTION_MARKERS if pattern.search(text)]
+
+
 def format_sources(passages, style=DEFAULT_STYLE):
     """The sources block: '[S1] text' lines for the lab prompt, delimited and titled otherwise."""
     if style == "lab":
