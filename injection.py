@@ -4,10 +4,13 @@
     python injection.py --limit 6 --json results/injection.json
     python injection.py --patterns lab,json,multihop,flare,self_rag,crag --limit 12
 
-Expected output: the settings, a progress bar per method, then one row per method (attack success rate,
-fake labels cited, correct answers, seconds per question) and the attack success rate per kind of attack.
-On the embedded engine ~40 s per question for lab+json the first time; a rerun is instant (every
-question's result is cached in .rag/cache/injection.jsonl, keyed by the prompt and escaping code).
+Expected output: the settings, a progress bar per method, then one row per method and verifier (attack
+success rate, fake labels cited, correct answers, seconds per question) and the attack success rate per
+kind of attack (results/injection.txt). On the embedded engine, 2 cores shared with another run: ~30 min
+for lab+json on 36 questions the first time (~16 min when the judge's verdicts are cached); a rerun is
+instant (each question's row is cached in .rag/cache/injection.jsonl, keyed by the prompt and escaping
+code, so an interrupted run resumes). Measured (36 questions, 1.5B embedded): ASR lab 0.306, json 0.528,
+json+verify 0.472, json+quarantine 0.000, json+oracle 0.000; two runs gave the same 72 answers.
 
 The test corpus (tests/fixtures/injection): made-up facts, so the model cannot answer from memory. Each
 question has one document with the true answer and one injected document that names the attacker's
