@@ -102,8 +102,8 @@ def hijacked(answer, sentences, invalid_ids, attack):
 
 
 VERIFIERS = {  # name -> which passages may not support a claim
-    "verify": lambda p, item: False,                                        # verify_citations as it is
-    "quarantine": lambda p, item: bool(gen.injection_markers(p["text"])),   # passages with injection markers
+    "verify": lambda p, item: False,                                        # the support check alone
+    "quarantine": lambda p, item: bool(gen.injection_markers(p["text"])),   # + markers: verify_citations.verify's rule
     "oracle": lambda p, item: p.get("doc") == item["attack"]["doc"],        # the injected document, known
 }
 

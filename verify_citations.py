@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 import llm
-from generate import DEFAULT_STYLE, ORDERS, STYLES, check_question, generate
+from generate import DEFAULT_STYLE, ORDERS, STYLES, check_question, generate, injection_markers
 from cache import Cache
 from judge import exact_match, f1, joined, supports
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, doc_recall, eval_items
@@ -32,25 +32,34 @@ from vector_index import CorpusError
 
 HERE = Path(__file__).parent
 ALCE_CHATGPT_ASQA = {"citation_recall": 0.736, "citation_precision": 0.725}
+TIMING_FIELDS = ("seconds_per_question", "seconds_p50", "judge_seconds_per_sentence")  # wall clock: differ run to run
 
 
 def verify(result):
-    """A generate() result -> per-sentence verdicts: [{text, cites, supported, precise: {id: bool}}]."""
+    """A generate() result -> per-sentence verdicts: [{text, cites, supported, precise: {id: bool}, quarantined}].
+    A passage that carries injection markers (generate.injection_markers: label look-alikes, source tags, chat
+    role tokens, "ignore the instructions", fake turns, ready-made replies) supports nothing: its citations are
+    imprecise and listed in `quarantined` with the markers. Without this rule 47% of answers to injected
+    questions kept the attacker's claim as "supported", with it 0% (n=36, results/injection.json); no
+    document of corpus/ carries a marker, so clean runs are unchanged."""
     by_id = {p["id"]: p for p in result["passages"]}
     out = []
     for s in result["sentences"]:
         cites = [c for c in s["cites"] if c in by_id]
-        supported = bool(cites) and supports(s["text"], joined([by_id[c] for c in cites]))
+        quarantined = {c: m for c in cites if (m := injection_markers(by_id[c]["text"]))}
+        usable = [c for c in cites if c not in quarantined]
+        supported = bool(usable) and supports(s["text"], joined([by_id[c] for c in usable]))
         precise = {}
         for c in cites:
-            if not supported:
+            if not supported or c in quarantined:
                 precise[c] = False
-            elif len(cites) == 1:
+            elif len(usable) == 1:
                 precise[c] = True
             else:
-                others = [by_id[o] for o in cites if o != c]
+                others = [by_id[o] for o in usable if o != c]
                 precise[c] = supports(s["text"], by_id[c]["text"]) or not supports(s["text"], joined(others))
-        out.append({"text": s["text"], "cites": cites, "supported": supported, "precise": precise})
+        out.append({"text": s["text"], "cites": cites, "supported": supported, "precise": precise,
+                    "quarantined": quarantined})
     return out
 
 
@@ -113,7 +122,9 @@ def run(items, style=DEFAULT_STYLE, order="best_first", corpus=CORPUS_DIR, fresh
 def print_answer(result, verdicts):
     print(f"\nquestion: {result['question']}\nanswer:   {result['answer']}")
     for n, v in enumerate(verdicts, 1):
-        marks = " ".join(f"[{c}: {'supports' if ok else 'does not support'}]" for c, ok in v["precise"].items())
+        quarantined = v.get("quarantined", {})
+        marks = " ".join(f"[{c}: " + (f"not allowed as support: {', '.join(quarantined[c])}" if c in quarantined
+                                      else 'supports' if ok else 'does not support') + "]" for c, ok in v["precise"].items())
         print(f"  {n}. {v['text']}\n     {marks or '(uncited)'} -> sentence {'supported' if v['supported'] else 'NOT supported'}")
     for bad in result["invalid_ids"]:
         print(f"  invalid citation [{bad['id']}] in sentence {bad['sentence'] + 1}: dropped (no such source)")
@@ -251,6 +262,8 @@ def main():
     ap.add_argument("--ask", help="verify the answer to this one question instead")
     ap.add_argument("--fresh", action="store_true", help="ignore cached per-question results")
     ap.add_argument("--json", type=Path, help="write the figures here")
+    ap.add_argument("--no-timing", action="store_true",
+                    help="leave the wall-clock fields out of --json: two runs then write identical files")
     args = ap.parse_args()
     styles = [s.strip() for s in args.styles.split(",") if s.strip()]
     if not styles or any(s not in STYLES for s in styles):
@@ -268,6 +281,8 @@ def main():
     print_table(summaries)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
+        if args.no_timing:
+            summaries = {k: {f: x for f, x in v.items() if f not in TIMING_FIELDS} for k, v in summaries.items()}
         data = summaries[styles[0]] if len(styles) == 1 else {"styles": summaries}
         args.json.write_text(json.dumps(data, indent=1) + "\n")
         print(f"wrote {args.json}")
