@@ -15,7 +15,10 @@ shared the 2 cores (RAG_THREADS=1), roughly 20-30 s on idle cores.
   0.947 on golden.json. router_eval.py cross-validates it and saves the fit on all items to .rag/router.json;
   without that file the first smart_answer() fits and saves it (~0.1 s, no embeddings).
 - `decompose()`: a schema-constrained list; later sub-questions say [ANSWER_N] for sub-question N's answer.
-  Cleaned: "#1" -> [ANSWER_1]; empty items, repeats of the question and duplicates dropped (trace warning).
+  Cleaned: "#1" -> [ANSWER_1]; empty items, restatements of the whole question and duplicates dropped; a
+  placeholder pointing at its own or a later step points at the one before; a first step that waits for an
+  answer gets "What is <look_up_first>?" asked before it (each a trace warning). Measured: 12 of 50 chains
+  broke before these repairs, 1 after; F1 0.396 -> 0.445 (router_eval.py, 50 multi questions).
 - `multihop_answer()` (parallel): the question and each sub-question (placeholders removed) retrieved on their
   own, merged round-robin by rank without repeated chunk ids, cut to `final_k`, one cited answer.
 - `iterative_answer()` (sequential): hop 0 retrieves the question; hop N fills [ANSWER_N] from earlier hop
