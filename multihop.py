@@ -9,11 +9,9 @@ Expected output: the settings, the route (learned router: P(multi), under 1 ms),
 (LLM calls, tokens, seconds). 4-5 LLM calls for a two-hop question: ~80 s measured here while other jobs
 shared the 2 cores (RAG_THREADS=1), roughly 20-30 s on idle cores.
 
-- Routers: `needs_decomposition()` asks the model (schema: what to look up first, then yes/no; worked
-  examples in a constant system prompt). `learned_route()` is a logistic regression on surface features
-  (length, ">>", inner wh-words, capitals, possessives, ...): no model call, ~0.02 ms, 5-fold CV accuracy
-  0.947 on golden.json. router_eval.py cross-validates it and saves the fit on all items to .rag/router.json;
-  without that file the first smart_answer() fits and saves it (~0.1 s, no embeddings).
+- Routing lives in router.py: the learned router by default (no model call, ~0.02 ms, 5-fold CV accuracy
+  0.947), the LLM router with --router llm (0.750 on 60 items). Without .rag/router.json the first
+  smart_answer() fits and saves it (~0.1 s, no embeddings).
 - `decompose()`: a schema-constrained list; later sub-questions say [ANSWER_N] for sub-question N's answer.
   Cleaned: "#1" -> [ANSWER_1]; empty items, restatements of the whole question and duplicates dropped; a
   placeholder pointing at its own or a later step points at the one before; a first step that waits for an
@@ -37,52 +35,22 @@ import time
 from itertools import zip_longest
 from pathlib import Path
 
-import numpy as np
-
 import llm
 from generate import check_question, format_sources, generate, is_idk, print_result as print_answer
-from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, load_golden, retrieve_chunks
-from vector_index import CorpusError, embed, index_dir
+from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, retrieve_chunks
+from router import learned_route, load_router, needs_decomposition, shots
+from vector_index import CorpusError
 
 MODES = ("single", "parallel", "iterative")
 MAX_PARTS = 3        # sub-questions (and hops) at most: 195 of the 200 golden multi questions have 2-3 hops
 HOP_K = 3            # chunks retrieved per sub-question / hop
 FINAL_K = 4          # chunks in the final prompt: generate()'s k, so every mode is compared at equal context
-ROUTER_VERSION = "router-v1"
 VERSION = "multihop-v2"   # bump when answers change for the same prompts: router_eval's cached rows then recompute
 PLACEHOLDER = re.compile(r"\[ANSWER_(\d+)\]")
 LOOSE_PLACEHOLDER = re.compile(r"\[\s*answer[\s_-]*(\d+)\s*\]|#(\d+)\b", re.I)  # what small models write
 STOP_WORDS = {"a", "an", "the", "of", "in", "on", "at", "to", "for", "by", "from", "with", "and", "or", "is", "was",
               "are", "were", "be", "did", "does", "do", "who", "whom", "whose", "what", "which", "where", "when", "how",
               "that", "this", "it", "its", "s"}
-INNER_WH = {"where", "which", "who", "whose", "whom", "that", "when", "what"}
-SURFACE_FEATURES = ("log_words", "has_>>", "commas", "inner_wh_words", "capitalized_words", "possessives",
-                    "of_the", "comparison_words", "and")
-
-
-def _shots(rows, keys):
-    return "\n".join(f"Question: {r[0]}\n" + json.dumps(dict(zip(keys, r[1:]))) for r in rows)
-
-
-# a first try without the look_up_first field said "yes" to 6 questions in 6, single ones included; the last two
-# examples were added after "X >> place of birth" (said yes) and "both" comparisons (said no) failed on 20 questions
-ROUTER_SYSTEM = """You decide whether answering a question needs two or more facts that are found in different places.
-"yes": the question names a thing only by a description that must be looked up first (a chain), or compares two things.
-"no": one fact about a named thing answers it; terse questions like "Lake Orvo >> country" are "no".
-First write what must be looked up first ("nothing" if the question names everything), then the verdict.
-
-""" + _shots([("Who designed the Halvard Tower?", "nothing", "no"),
-              ("In which country was the architect of the Halvard Tower born?", "the architect of the Halvard Tower", "yes"),
-              ("Sand Harbour >> located in the administrative territorial entity", "nothing", "no"),
-              ("When was the cathedral built in the city where Mara Quell died?", "the city where Mara Quell died", "yes"),
-              ("What is Mara Quell's spouse's name?", "nothing", "no"),
-              ("Which lake is deeper, Lake Orvo or Lake Tamsin?", "the depth of each lake", "yes"),
-              ("The director of Grey Harbour is who?", "nothing", "no"),
-              ("Tomas Reyes >> place of birth", "nothing", "no"),
-              ("Are Lake Orvo and Lake Tamsin both in Norway?", "the country of each lake", "yes")],
-             ("look_up_first", "multi_hop"))
-ROUTE_SCHEMA = {"type": "object", "required": ["look_up_first", "multi_hop"], "properties": {
-    "look_up_first": {"type": "string", "maxLength": 100}, "multi_hop": {"type": "string", "enum": ["yes", "no"]}}}
 
 # without look_up_first the model copied the whole question as its only sub-question 3 times in 5 (8 golden
 # questions tried); with it, chains like 'Who made X?' -> 'What is the birthplace of [ANSWER_1]?' came out
@@ -92,25 +60,25 @@ to look up first ("nothing" if the question names everything). Then write the su
 what that thing is; later ones write [ANSWER_1], [ANSWER_2], ... for the answers of earlier ones.
 Never copy the whole question.
 
-""" + _shots([("In which country was the architect of the Halvard Tower born?", "the architect of the Halvard Tower",
-               ["Who was the architect of the Halvard Tower?", "In which country was [ANSWER_1] born?"]),
-              ("Which lake is deeper, Lake Orvo or Lake Tamsin?", "nothing",
-               ["How deep is Lake Orvo?", "How deep is Lake Tamsin?"]),
-              ("What is the population of the capital of the country where Mount Kela stands?",
-               "the country where Mount Kela stands", ["In which country does Mount Kela stand?",
-                                                       "What is the capital of [ANSWER_1]?",
-                                                       "What is the population of [ANSWER_2]?"]),
-              ("The river that flows through Dunmere is a tributary of which river?", "The river that flows through Dunmere",
-               ["Which river flows through Dunmere?", "[ANSWER_1] is a tributary of which river?"])],
-             ("look_up_first", "sub_questions"))
+""" + shots([("In which country was the architect of the Halvard Tower born?", "the architect of the Halvard Tower",
+              ["Who was the architect of the Halvard Tower?", "In which country was [ANSWER_1] born?"]),
+             ("Which lake is deeper, Lake Orvo or Lake Tamsin?", "nothing",
+              ["How deep is Lake Orvo?", "How deep is Lake Tamsin?"]),
+             ("What is the population of the capital of the country where Mount Kela stands?",
+              "the country where Mount Kela stands", ["In which country does Mount Kela stand?",
+                                                      "What is the capital of [ANSWER_1]?",
+                                                      "What is the population of [ANSWER_2]?"]),
+             ("The river that flows through Dunmere is a tributary of which river?", "The river that flows through Dunmere",
+              ["Which river flows through Dunmere?", "[ANSWER_1] is a tributary of which river?"])],
+            ("look_up_first", "sub_questions"))
 
 HOP_SYSTEM = """Answer the question from the sources in a few words (a name, place, date or number), not a sentence,
 and give the ID of the source that states it. If no source states it, answer "unknown" with source "none".
 
 <source id="S1" title="Halvard Tower">The Halvard Tower in Brisk was designed by the architect Lena Osk.</source>
 <source id="S2" title="Brisk">Brisk is a port city on the north coast.</source>
-""" + _shots([("Who was the architect of the Halvard Tower?", "Lena Osk", "S1"),
-              ("When was Lena Osk born?", "unknown", "none")], ("answer", "source"))
+""" + shots([("Who was the architect of the Halvard Tower?", "Lena Osk", "S1"),
+             ("When was Lena Osk born?", "unknown", "none")], ("answer", "source"))
 
 ANSWERABLE_SYSTEM = """You get a question and the facts found so far. Say "yes" only if the facts alone give the answer;
 say "no" if something the question asks about is still missing.
@@ -140,61 +108,6 @@ def _restates(sub, question):
     of Jump for Glory?' though 8 of their 9 words are shared (a word-overlap test dropped such parts)."""
     q = _content_words(question)
     return bool(q) and len(q - _content_words(sub)) <= len(q) // 8
-
-
-# ---- routers ----
-
-def needs_decomposition(question):
-    """The LLM router: True when the question needs more than one lookup. LLMError on a bad reply."""
-    reply = llm.complete_json(f"Question: {check_question(question)}", ROUTE_SCHEMA, system=ROUTER_SYSTEM, max_tokens=60)
-    value = str(reply.get("multi_hop", "")).strip().lower() if isinstance(reply, dict) else ""
-    if value not in ("yes", "no"):
-        raise llm.LLMError(f"router reply has no yes/no: {str(reply)[:80]!r}")
-    return value == "yes"
-
-
-def surface_features(question):
-    """Cheap cues of a composed question, named in SURFACE_FEATURES. 'Brand >> author' -> [1.39, 1.0, 0, ...]"""
-    words, low = question.split(), question.lower()
-    inner = [w.strip(",?.'\"").lower() for w in words[1:]]
-    return [float(np.log1p(len(words))), float(">>" in question), question.count(","), sum(w in INNER_WH for w in inner),
-            sum(w[:1].isupper() for w in words[1:]), low.count("'s "), low.count(" of the "),
-            float(bool(re.search(r"\b(both|same|first|older|younger|more|less|common)\b", low))), float(" and " in low)]
-
-
-def router_features(questions, features="surface", vecs=None):
-    """(n, 9) surface features; features='surface+embed' appends the 384-d question embeddings."""
-    x = np.array([surface_features(q) for q in questions], dtype=float).reshape(len(questions), -1)
-    if features == "surface":
-        return x
-    return np.hstack([x, embed(questions) if vecs is None else np.asarray(vecs)])
-
-
-def predict_proba(model, x):
-    """P(multi) per row of features, from a model saved as JSON (mean, std, coef, intercept)."""
-    z = (np.asarray(x) - model["mean"]) / model["std"] @ np.asarray(model["coef"]) + model["intercept"]
-    return 1 / (1 + np.exp(-np.clip(z, -30, 30)))
-
-
-def router_path():
-    return index_dir() / "router.json"
-
-
-def load_router(path=None, golden=GOLDEN):
-    """The saved learned router; fitted on `golden` and saved when there is none (~0.1 s: no embeddings)."""
-    path = Path(path or router_path())
-    if path.exists():
-        model = json.loads(path.read_text())
-        if model.get("version") == ROUTER_VERSION:
-            return model
-    from router_eval import save_router, train_router  # the fitting lives beside its cross-validation
-    return save_router(train_router(load_golden(golden)), path)
-
-
-def learned_route(question, model):
-    """(multi?, P(multi)), no model call. ('Brand >> author', model) -> (False, 0.00001)"""
-    p = float(predict_proba(model, router_features([question], model["features"]))[0])
-    return p > 0.5, p
 
 
 # ---- decomposition and hops ----

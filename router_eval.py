@@ -31,6 +31,7 @@ import numpy as np
 
 import llm
 import multihop
+import router
 from cache import Cache
 from generate import SYSTEM as ANSWER_SYSTEM, generate
 from judge import exact_match, f1
@@ -44,7 +45,7 @@ DEFAULT_LIMIT = 40           # multi questions for the modes (alternating source
 FOLDS, SEED = 5, 0
 LAMBDA = 1.0                 # L2 strength; CV accuracy of the surface router was flat (0.94-0.95) for 0.1-10
 # what each cached row depends on: a changed prompt or multihop.VERSION recomputes only the rows it touches
-PROMPTS = {"route": Cache.key(multihop.ROUTER_SYSTEM)[:12], "single": Cache.key(ANSWER_SYSTEM)[:12],
+PROMPTS = {"route": Cache.key(router.ROUTER_SYSTEM)[:12], "single": Cache.key(ANSWER_SYSTEM)[:12],
            "multihop": Cache.key(multihop.VERSION, multihop.DECOMPOSE_SYSTEM, multihop.HOP_SYSTEM,
                                  multihop.ANSWERABLE_SYSTEM, ANSWER_SYSTEM)[:12]}
 
@@ -70,13 +71,13 @@ def labels(items):
 
 def train_router(items, features="surface", vecs=None, lam=LAMBDA):
     """The router to use (fitted on every item given; never score it on them)."""
-    x = multihop.router_features([g["question"] for g in items], features, vecs)
-    return {"version": multihop.ROUTER_VERSION, "features": features, "feature_names": list(multihop.SURFACE_FEATURES),
+    x = router.router_features([g["question"] for g in items], features, vecs)
+    return {"version": router.ROUTER_VERSION, "features": features, "feature_names": list(router.SURFACE_FEATURES),
             **fit_logreg(x, labels(items), lam), "trained_on": len(items)}
 
 
 def save_router(model, path=None):
-    path = Path(path or multihop.router_path())
+    path = Path(path or router.router_path())
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(model) + "\n")
     return model
@@ -84,7 +85,7 @@ def save_router(model, path=None):
 
 def cv_predict(items, features="surface", vecs=None, folds=FOLDS, seed=SEED, lam=LAMBDA):
     """Out-of-fold P(multi): each item scored by a model fitted on the other folds (stratified by type, seeded)."""
-    x, y = multihop.router_features([g["question"] for g in items], features, vecs), labels(items)
+    x, y = router.router_features([g["question"] for g in items], features, vecs), labels(items)
     rng, fold = np.random.default_rng(seed), np.empty(len(y), dtype=int)
     for label in (0, 1):
         idx = np.flatnonzero(y == label)
@@ -94,7 +95,7 @@ def cv_predict(items, features="surface", vecs=None, folds=FOLDS, seed=SEED, lam
     for f in range(folds):
         test = fold == f
         if test.any() and (~test).any():
-            out[test] = multihop.predict_proba(fit_logreg(x[~test], y[~test], lam), x[test])
+            out[test] = router.predict_proba(fit_logreg(x[~test], y[~test], lam), x[test])
     return out
 
 
@@ -109,11 +110,11 @@ def confusion(items, multi_pred):
 
 def time_router(model, questions, repeat=3):
     """(median, p95) milliseconds of one learned_route() decision, the first (warm-up) call not counted."""
-    multihop.learned_route(questions[0], model)
+    router.learned_route(questions[0], model)
     ms = []
     for q in list(questions) * repeat:
         t = time.perf_counter()
-        multihop.learned_route(q, model)
+        router.learned_route(q, model)
         ms.append((time.perf_counter() - t) * 1000)
     return float(np.median(ms)), float(np.percentile(ms, 95))
 
@@ -126,7 +127,7 @@ def cached(cache, key, fresh, compute):
 def llm_route(question):
     t = time.perf_counter()
     try:
-        return {"multi": multihop.needs_decomposition(question), "seconds": time.perf_counter() - t}
+        return {"multi": router.needs_decomposition(question), "seconds": time.perf_counter() - t}
     except llm.LLMError as e:  # an unreadable verdict counts as "single" (no decomposition fired) and is shown
         return {"multi": False, "seconds": time.perf_counter() - t, "error": str(e)}
 
@@ -236,7 +237,7 @@ def main():
             routers[name].update(seconds_per_question=med / 1000, ms_median=med, ms_p95=p95)
             print(f"{name}: CV accuracy {routers[name]['accuracy']:.3f}, decision {med:.3f} ms median, {p95:.3f} ms p95")
             if features == "surface" and Path(args.golden).resolve() == GOLDEN.resolve():  # never a test set's fit
-                print(f"saved the router fitted on all {len(golden)} items to {multihop.router_path()} (not scored)")
+                print(f"saved the router fitted on all {len(golden)} items to {router.router_path()} (not scored)")
                 save_router(fitted)
         routed = sample_golden(golden, args.router_limit)
         verdicts = [cached(cache, Cache.key("route", q["question"], model, PROMPTS["route"]), args.fresh, lambda: llm_route(q["question"]))

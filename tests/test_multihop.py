@@ -1,4 +1,4 @@
-"""multihop.py and router_eval.py: routers, decomposition clean-up, parallel merge, iterative hops, fallbacks.
+"""multihop.py, router.py and router_eval.py: routers, decomposition clean-up, parallel merge, iterative hops, fallbacks.
 
 Control flow runs on llm.ScriptedModel (a scripted stand-in, never a language model) over the fixture corpus;
 the one test marked `engine` runs the real embedded model.
@@ -12,6 +12,7 @@ import pytest
 
 import llm
 import multihop as mh
+import router
 import router_eval
 
 Q = "In which village was the designer of Ashford Bridge born?"
@@ -131,13 +132,13 @@ def test_decompose_scripted_unparseable_reply_raises_and_plan_warns():
 def test_needs_decomposition_scripted():
     for verdict, expected in (("yes", True), ("no", False)):
         with scripted(route=verdict) as m:
-            assert mh.needs_decomposition(Q) is expected
+            assert router.needs_decomposition(Q) is expected
     assert m.calls[0][1]["properties"]["multi_hop"]["enum"] == ["yes", "no"]
     for bad in ('{"look_up_first": "x", "multi_hop": "maybe"}', "garbage"):
         with scripted(route=bad), pytest.raises(llm.LLMError):
-            mh.needs_decomposition(Q)
+            router.needs_decomposition(Q)
     with pytest.raises(ValueError, match="empty"):
-        mh.needs_decomposition("  ")
+        router.needs_decomposition("  ")
 
 
 def test_fill_placeholders():
@@ -229,7 +230,7 @@ def test_iterative_scripted_forward_placeholder_and_empty_plan_fall_back(corpus)
 
 
 def fixed_router(multi):
-    n = len(mh.SURFACE_FEATURES)
+    n = len(router.SURFACE_FEATURES)
     return {"features": "surface", "mean": [0.0] * n, "std": [1.0] * n, "coef": [0.0] * n, "intercept": 5.0 if multi else -5.0}
 
 
@@ -256,19 +257,19 @@ def test_learned_router_cross_validation_never_scores_training_items():
     vecs = rng.normal(size=(60, 100))  # random features, random labels: nothing to learn
     cv = router_eval.confusion(items, router_eval.cv_predict(items, "surface+embed", vecs) > 0.5)
     fitted = router_eval.train_router(items, "surface+embed", vecs)
-    own = mh.predict_proba(fitted, mh.router_features([g["question"] for g in items], "surface+embed", vecs)) > 0.5
+    own = router.predict_proba(fitted, router.router_features([g["question"] for g in items], "surface+embed", vecs)) > 0.5
     assert router_eval.confusion(items, own)["accuracy"] > 0.95  # a model scored on its training items looks perfect
     assert cv["accuracy"] < 0.7 and sum(map(sum, cv["matrix"])) == 60   # out of fold it is at chance, as it should be
 
 
 def test_learned_router_trains_saves_and_routes(golden_path, tmp_path):
-    assert mh.surface_features("Brand >> author")[1] == 1.0
+    assert router.surface_features("Brand >> author")[1] == 1.0
     path = tmp_path / "router.json"
-    model = mh.load_router(path, golden=golden_path)  # none saved yet: fitted on the fixture golden and saved
+    model = router.load_router(path, golden=golden_path)  # none saved yet: fitted on the fixture golden and saved
     assert json.loads(path.read_text())["coef"] == model["coef"] and model["trained_on"] == 6
-    multi, p = mh.learned_route(Q, model)
+    multi, p = router.learned_route(Q, model)
     assert multi and 0.5 < p <= 1
-    assert mh.learned_route("Who designed Ashford Bridge?", model)[0] is False
+    assert router.learned_route("Who designed Ashford Bridge?", model)[0] is False
 
 
 def test_router_eval_scripted_end_to_end_and_cached(corpus, golden_path, tmp_path, monkeypatch, capsys):
@@ -312,7 +313,7 @@ def test_empty_question_is_one_clear_error(monkeypatch):
 
 @pytest.mark.engine
 def test_real_engine_routes_and_decomposes_the_fixture_bridge_question():
-    assert mh.needs_decomposition(Q) is True
+    assert router.needs_decomposition(Q) is True
     trace = []
     subs = mh.decompose(Q, 3, trace)
     assert len(subs) >= 2 and any("[ANSWER_1]" in s for s in subs[1:]), trace
