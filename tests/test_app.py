@@ -245,8 +245,9 @@ def test_five_concurrent_questions_are_queued_and_all_answered(server):
     assert figures["questions"] == figures["answered"] == figures["runs_recorded"] == 5 and figures["lost"] == 0
     assert figures["max_concurrent_runs"] == 1  # queued: never two answers through the engine at once
     assert all(f["status"].startswith("done") for f in figures["per_question"])
-    first, *rest = figures["runs"]
-    assert first["end_s"] - first["start_s"] >= 1.0 and all(r["start_s"] >= first["end_s"] for r in rest)  # none overtook
+    runs = sorted(figures["runs"], key=lambda r: r["start_s"])  # arrival order among the five is the server's
+    assert all(b["start_s"] >= a["end_s"] for a, b in zip(runs, runs[1:]))  # one after another: none overlapped
+    assert max(r["end_s"] - r["start_s"] for r in runs) >= 1.0  # the held question did hold the engine meanwhile
     figures["note"] = ("SCRIPTED model (a stand-in, not a language model) on the fixture corpus; the server runs in the "
                        "pytest process, so RSS is that process's. Real engine: python app.py --check-concurrency 5")
     verify_citations.write_json(RESULTS / "app_concurrency.json", figures)
