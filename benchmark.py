@@ -26,7 +26,6 @@ the learned router saved from golden.json, so its routing has seen these questio
 the router out-of-fold); a rebuilt graph does not invalidate cached graph rows (use --fresh).
 """
 import argparse
-import json
 import os
 import platform
 import sys
@@ -112,7 +111,7 @@ def pattern_specs(names, corpus, golden, chunker=DEFAULT_CHUNKER, graph_extracto
         "single": lambda: ("generate-json", {"style": "json", "order": "best_first", "corpus": c},
                            lambda q: generate(q, order="best_first", style="json", corpus=corpus)),
         # graphrag.py --eval's key for the same call
-        "parallel": lambda: ("multihop-parallel", {"corpus": c},
+        "parallel": lambda: ("multihop-parallel", {"corpus": c, "version": multihop.VERSION},
                              lambda q: multihop.multihop_answer(q, corpus=corpus, chunker=chunker)),
         "iterative": lambda: ("multihop-iterative", mh, lambda q: multihop.iterative_answer(q, corpus=corpus, chunker=chunker)),
         "smart": lambda: ("multihop-smart", {**mh, "router": "learned"},
@@ -192,7 +191,7 @@ def machine():
 
 def write_markdown(path, report, command):
     run, m, s = report["run"], report["model"], report["settings"]
-    lines = [f"# Benchmark: every pattern on one golden sample\n", f"Command: `{command}`  ",
+    lines = ["# Benchmark: every pattern on one golden sample\n", f"Command: `{command}`  ",
              f"Date: {run['date']}  ", f"Model: {m['model']} ({m['engine']} engine, {m.get('host', '')}"
              + (f", {Path(m['gguf']).name}" if m.get("gguf") else "") + ")  ",
              f"Machine: {run['machine']['cpu']}, {run['machine']['cpus']} CPUs, {run['machine']['os']}, "

@@ -29,7 +29,7 @@ import verify_citations as vc
 from generate import check_question, generate
 from graph_index import (EXTRACT_VERSION, EXTRACTORS, MAX_MATCHED, SEED, build, compare_extractors, cut,
                          graph_path, load, ngram_keys, normalize, stats)
-from multihop import multihop_answer
+from multihop import VERSION as MULTIHOP_VERSION, multihop_answer
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, get_retriever, load_golden, sample_golden
 from vector_index import CorpusError, embed
 
@@ -284,7 +284,8 @@ def main():
             items = sample_golden(golden, args.eval)
             rows = {"generate": vc.run(items, corpus=args.corpus, fresh=args.fresh),
                     "multihop": vc.evaluate("multihop-parallel", lambda q: multihop_answer(q, corpus=args.corpus,
-                                            chunker=args.chunker), items, {"corpus": str(args.corpus)}, args.fresh),
+                                            chunker=args.chunker), items, {"corpus": str(args.corpus), "version": MULTIHOP_VERSION},
+                                            args.fresh),
                     f"graphrag-{args.mode}": vc.evaluate(f"graphrag-{args.mode}", lambda q: graph_answer(q, **kw), items,
                                                          {**settings, "version": EXTRACT_VERSION}, args.fresh)}
             table = vc.compare(rows)
