@@ -116,7 +116,7 @@ def pattern_specs(names, corpus, golden, chunker=DEFAULT_CHUNKER, graph_extracto
         "iterative": lambda: ("multihop-iterative", mh, lambda q: multihop.iterative_answer(q, corpus=corpus, chunker=chunker)),
         "smart": lambda: ("multihop-smart", {**mh, "router": "learned"},
                           lambda q: multihop.smart_answer(q, router="learned", corpus=corpus, chunker=chunker)),
-        "flare": lambda: ("flare", as_settings(fl), lambda q: flare.flare_answer(q, **fl)),
+        "flare": lambda: ("flare", as_settings({**fl, "version": flare.VERSION}), lambda q: flare.flare_answer(q, **fl)),
         "self_rag": lambda: ("self-rag", as_settings(sr), lambda q: self_rag.self_rag_answer(q, **sr)),
         "crag": lambda: ("crag", as_settings(cr), lambda q: crag.crag_answer(q, **cr)),
         "graph_local": lambda: graph_spec("local", corpus, chunker, golden, graph_extractor),

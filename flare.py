@@ -50,6 +50,8 @@ MAX_TOKENS = 200         # generated tokens in all, regenerations included; then
 MIN_QUERY_WORDS = 4      # a masked query shorter than this gets the question in front
 DEMO = "Who was the first president of the association which published Journal of Psychotherapy Integration?"
 ANSWER_LABEL = re.compile(r"^\s*answer\s*:\s*", re.I)
+MID_ANSWER = re.compile(r"(?<=[.!?\]])\s*answer\s*:\s*", re.I)  # 'X [S1]. Answer: Y' written on one line
+VERSION = "flare-v2"     # part of --eval's cache key: bump when answers change for the same settings
 
 FLARE_EXAMPLE = """Ashford Bridge was designed by Tomas Vell [S1].
 Tomas Vell was born in Hartmoor [S2].
@@ -180,7 +182,12 @@ def flare_answer(question, k=K, new_k=NEW_K, threshold=THRESHOLD, query_mode="ma
                 else:
                     trace.append({"step": "skip", "n": n, "reason": "no new passages: segment kept"})
             line = seg["line"]
-            if seg["kind"] == "answer":
+            mid = MID_ANSWER.search(line) if seg["kind"] == "sentence" else None
+            if mid:  # seen on the real engine: the sentences and the answer line on one line; split, or the
+                # "Answer: Y" part was scored as an uncited sentence (FLARE's citation recall 0.375 on 20 questions)
+                lines += [line[:mid.start()].strip()] if line[:mid.start()].strip() else []
+                answer = line[mid.end():]
+            elif seg["kind"] == "answer":
                 answer = line[seg["skip"]:]
             elif not line or line.upper().startswith("END") or any(strip_cites(line) == strip_cites(x) for x in lines):
                 force = True
@@ -261,7 +268,7 @@ def main():
         sys.exit("flare: --threshold must be in (0, 1]; --k, --new-k, --max-sentences, --max-tokens at least 1")
     kw = dict(k=args.k, new_k=args.new_k, threshold=args.threshold, query_mode=args.query, max_retrievals=args.max_retrievals,
               max_sentences=args.max_sentences, max_tokens=args.max_tokens, corpus=args.corpus, chunker=args.chunker)
-    vc.pattern_main("flare", args, lambda q: flare_answer(q, **kw), kw, flare_stats,
+    vc.pattern_main("flare", args, lambda q: flare_answer(q, **kw), {**kw, "version": VERSION}, flare_stats,
                     lambda stats: summarize_triggers(stats, args.threshold, args.query), print_trace,
                     lambda r: f"retrievals triggered {r['triggers']}  ")
 

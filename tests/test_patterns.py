@@ -170,6 +170,14 @@ def test_flare_reply_that_ends_at_once_asks_for_the_answer_line(scripted_retriev
     assert any(s["step"] == "stop" for s in r["trace"])
 
 
+def test_flare_answer_written_on_the_sentence_line_is_split_off(scripted_retrieval):
+    line = [("Ashford Bridge was designed by Tomas Vell [S1]. Answer: Tomas Vell", 0.0)]
+    with llm.use_model(llm.ScriptedModel([line])) as m:
+        r = flare.flare_answer(QUESTION, k=1)
+    assert len(m.calls) == 1 and r["answer"] == "Tomas Vell"
+    assert [(s["text"], s["cites"]) for s in r["sentences"]] == [("Ashford Bridge was designed by Tomas Vell.", ["S1"])]
+
+
 def test_flare_repeated_line_and_idk(scripted_retrieval):
     line = [("Ashford Bridge was designed by Tomas Vell [S1].", 0.0)]
     with llm.use_model(llm.ScriptedModel([line, line, [(" I don't know.", 0.0)]])):
