@@ -247,7 +247,8 @@ def test_five_concurrent_questions_are_queued_and_all_answered(server):
     assert all(f["status"].startswith("done") for f in figures["per_question"])
     runs = sorted(figures["runs"], key=lambda r: r["start_s"])  # arrival order among the five is the server's
     assert all(b["start_s"] >= a["end_s"] for a, b in zip(runs, runs[1:]))  # one after another: none overlapped
-    assert max(r["end_s"] - r["start_s"] for r in runs) >= 1.0  # the held question did hold the engine meanwhile
+    # the held question did hold the engine meanwhile (released 1 s after it started; the times are rounded to 0.1 s)
+    assert max(r["end_s"] - r["start_s"] for r in runs) >= 0.8
     figures["note"] = ("SCRIPTED model (a stand-in, not a language model) on the fixture corpus; the server runs in the "
                        "pytest process, so RSS is that process's. Real engine: python app.py --check-concurrency 5")
     verify_citations.write_json(RESULTS / "app_concurrency.json", figures)
