@@ -103,7 +103,7 @@ def pattern_specs(names, corpus, golden, chunker=DEFAULT_CHUNKER, graph_extracto
               corpus=corpus, chunker=chunker)
     cr = dict(k=crag.K, web_k=crag.WEB_K, web=web_search.resolve_backend(None), web_dir=web_search.standin_dir(),
               refine_knowledge=True, corpus=corpus, chunker=chunker)
-    mh = {"corpus": c, "chunker": chunker, "version": multihop.VERSION}
+    mh = {"corpus": c, "chunker": chunker, "version": multihop.VERSION, "iterative_version": multihop.ITERATIVE_VERSION}
     makers = {
         "seed": lambda: ("seed", {"retrieval": "seed_interleave", "style": "lab", "k": SEED_K, "corpus": c,
                                   "chunker": chunker}, lambda q: seed_answer(q, corpus, chunker)),

@@ -46,6 +46,7 @@ MAX_PARTS = 3        # sub-questions (and hops) at most: 195 of the 200 golden m
 HOP_K = 3            # chunks retrieved per sub-question / hop
 FINAL_K = 4          # chunks in the final prompt: generate()'s k, so every mode is compared at equal context
 VERSION = "multihop-v2"   # bump when answers change for the same prompts: router_eval's cached rows then recompute
+ITERATIVE_VERSION = "iterative-v2"  # iterative_answer() alone (v2: an "unknown" hop is retried on deeper chunks)
 PLACEHOLDER = re.compile(r"\[ANSWER_(\d+)\]")
 LOOSE_PLACEHOLDER = re.compile(r"\[\s*answer[\s_-]*(\d+)\s*\]|#(\d+)\b", re.I)  # what small models write
 STOP_WORDS = {"a", "an", "the", "of", "in", "on", "at", "to", "for", "by", "from", "with", "and", "or", "is", "was",
@@ -227,6 +228,27 @@ def _retrieve(query, k, hop, trace, corpus, chunker):
     return found
 
 
+def _hop(query, n, k, lists, trace, corpus, chunker):
+    """One hop: retrieve k chunks, answer; an "unknown" answer gets one retry on the next k chunks of the same
+    query (ranks k+1..2k), so a fact just below the cut is not lost. Appends each list to `lists`."""
+    lists.append(_retrieve(query, k, n, trace, corpus, chunker))
+    for attempt in (1, 2):
+        try:
+            answer, source = answer_hop(query, lists[-1])
+        except llm.LLMError as e:
+            trace.append({"step": "warning", "message": f"hop {n}: answer unreadable: {e}"})
+            return None, None
+        if answer is not None or attempt == 2:
+            return answer, source
+        shown = {p["chunk_id"] for p in lists[-1]}
+        deeper = [p for p in _retrieve(query, 2 * k, n, trace, corpus, chunker) if p["chunk_id"] not in shown]
+        if not deeper:
+            return None, None
+        trace[-1].update(chunks=[p["chunk_id"] for p in deeper], retry=True)
+        lists.append(deeper)
+    return None, None
+
+
 def _finish(result, question, mode, trace, seen, fallback, cost, start):
     if not trace or trace[-1]["step"] != "synthesize":  # a fallback inside a mode has synthesized already
         trace.append({"step": "synthesize", "chunks": [p["chunk_id"] for p in result["passages"]], "answer": result["answer"]})
@@ -285,12 +307,7 @@ def iterative_answer(question, max_hops=MAX_PARTS, k=HOP_K, final_k=FINAL_K, sub
             if bad:
                 broken = f"hop {n}: placeholder [ANSWER_{bad[0]}] never filled in {sub!r}"
                 break
-            lists.append(_retrieve(query, k, n, trace, corpus, chunker))
-            try:
-                answer, source = answer_hop(query, lists[-1])
-            except llm.LLMError as e:
-                answer, source = None, None
-                trace.append({"step": "warning", "message": f"hop {n}: answer unreadable: {e}"})
+            answer, source = _hop(query, n, k, lists, trace, corpus, chunker)
             answers.append(answer)
             evidence += [source] if source else []
             facts += [f"{query} -> {answer}"] if answer else []

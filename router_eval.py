@@ -145,7 +145,10 @@ def run_mode(mode, item, s):
     return {"f1": f1(r["answer"], item), "em": exact_match(r["answer"], item), "answer": r["answer"],
             "recall": doc_recall(r["passages"], item["supporting_docs"]),
             "recall_all": doc_recall(r.get("retrieved", r["passages"]), item["supporting_docs"]),
-            "llm_calls": cost["calls"], "seconds": time.perf_counter() - t, "fallback": r.get("fallback")}
+            "llm_calls": cost["calls"], "seconds": time.perf_counter() - t, "fallback": r.get("fallback"),
+            # the retrievals and hops, so merge policies can be compared offline from the cached rows
+            "steps": [{k: v for k, v in st.items() if k in ("step", "hop", "n", "query", "chunks", "answer", "source", "retry")}
+                      for st in r.get("trace", []) if st["step"] in ("retrieve", "hop", "merge")]}
 
 
 def summarize(rows):
@@ -254,7 +257,8 @@ def main():
         rows = {m: [] for m in modes}
         for item in tqdm(items if modes else [], desc="modes", unit="q", file=sys.stderr):
             for m in modes:
-                key = Cache.key("mode", m, item["question"], model, s, PROMPTS["single" if m == "single" else "multihop"])
+                key = Cache.key("mode", m, item["question"], model, s, PROMPTS["single" if m == "single" else "multihop"],
+                                *([multihop.ITERATIVE_VERSION] if m == "iterative" else []))
                 try:
                     rows[m].append({**cached(cache, key, args.fresh, lambda: run_mode(m, item, s)), "source": item["source"]})
                 except llm.LLMError as e:  # not cached: a rerun tries again

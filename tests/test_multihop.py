@@ -208,15 +208,27 @@ def test_iterative_scripted_stops_when_answerable(corpus):
     assert len(steps(r, "hop")) == 2 and not steps(r, "answerable")
 
 
-@pytest.mark.parametrize("hops, reason", [(("unknown",), "placeholder [ANSWER_1] never filled"),
-                                          (("garbage",), "placeholder [ANSWER_1] never filled")])
-def test_iterative_scripted_broken_chain_falls_back_to_single_hop(corpus, hops, reason):
-    with scripted(hops=hops) as m:
+@pytest.mark.parametrize("hops, calls", [(("unknown", "unknown"), 4), (("garbage",), 3)])
+def test_iterative_scripted_broken_chain_falls_back_to_single_hop(corpus, hops, calls):
+    with scripted(hops=hops) as m:  # "unknown" is retried once on deeper chunks; an unreadable reply is not
         r = mh.iterative_answer(Q, corpus=corpus, final_k=3)
-    assert reason in r["fallback"] and steps(r, "fallback")[0]["to"] == "single"
+    assert "placeholder [ANSWER_1] never filled" in r["fallback"] and steps(r, "fallback")[0]["to"] == "single"
     assert any("hop 1" in s["message"] for s in steps(r, "warning"))
     assert steps(r, "retrieve")[-1]["query"] == Q and len(r["passages"]) == 3
-    assert r["mode"] == "iterative" and r["answer"] == "Hartmoor" and len(m.calls) == 3
+    assert r["mode"] == "iterative" and r["answer"] == "Hartmoor" and len(m.calls) == calls
+    assert len([s for s in steps(r, "retrieve") if s.get("retry")]) == calls - 3
+
+
+def test_iterative_scripted_unknown_hop_retries_on_the_next_chunks(corpus):
+    with scripted(hops=("unknown", "Tomas Vell", "Hartmoor")) as m:
+        r = mh.iterative_answer(Q, corpus=corpus)
+    first, retry = steps(r, "retrieve")[1:3]
+    assert retry["retry"] is True and retry["query"] == first["query"] == CHAIN[0]
+    assert len(retry["chunks"]) == 3 and not set(retry["chunks"]) & set(first["chunks"])  # ranks 4-6, none shown twice
+    retry_prompt = m.calls[2][0][-1]["content"]  # the second hop call sees only the deeper chunks
+    assert all(f'title="{t}"' not in retry_prompt for t in re.findall(r'title="([^"]*)"', m.calls[1][0][-1]["content"]))
+    assert [h["answer"] for h in steps(r, "hop")] == ["Tomas Vell", "Hartmoor"] and r["fallback"] is None
+    assert len(m.calls) == 5 and r["cost"]["calls"] == 5
     assert len(steps(r, "synthesize")) == 1
 
 
