@@ -220,6 +220,16 @@ def build_graph(extractions):
     return g
 
 
+def community_facts(g, nodes, top=12):
+    """What a community summary is written from: its `top` nodes and up to `top` edges among them, in an order
+    fixed by `nodes` (g.subgraph() iterates a set for small node lists: its order changed with the hash seed
+    of each process, so the summary cache missed on every rebuild)."""
+    head = nodes[:top]
+    facts = [f"{g.nodes[k]['name']} ({g.nodes[k]['type']}): {g.nodes[k]['description']}" for k in head]
+    return facts + [f"{g.nodes[s]['name']} -[{', '.join(g.edges[s, t]['relations'])}]- {g.nodes[t]['name']}"
+                    for i, s in enumerate(head) for t in head[i + 1:] if g.has_edge(s, t)][:top]
+
+
 def communities(g, progress=True, use_llm=True):
     """Louvain communities (seeded), largest first, each with a summary: LLM (cached) for the LLM_SUMMARIES
     largest of 3+ members, extractive otherwise
@@ -229,9 +239,7 @@ def communities(g, progress=True, use_llm=True):
     store, model, out = Cache("graph_summaries"), llm.engine_info()["model"], []
     for n, members in enumerate(tqdm(parts, desc="summaries", unit="community", file=sys.stderr, disable=not progress)):
         nodes = sorted(members, key=lambda k: (-g.degree(k, weight="weight"), k))
-        facts = [f"{g.nodes[k]['name']} ({g.nodes[k]['type']}): {g.nodes[k]['description']}" for k in nodes[:12]]
-        facts += [f"{g.nodes[s]['name']} -[{', '.join(d['relations'])}]- {g.nodes[t]['name']}"
-                  for s, t, d in g.subgraph(nodes[:12]).edges(data=True)][:12]
+        facts = community_facts(g, nodes)
         title, summary = g.nodes[nodes[0]]["name"], cut("; ".join(facts), 600)
         if use_llm and len(nodes) >= 3 and n < LLM_SUMMARIES:
             key = Cache.key(SUMMARY_VERSION, model, facts)
