@@ -153,6 +153,7 @@ def test_router_and_png(graph, corpus, tmp_path):
 
 def test_community_facts_do_not_depend_on_the_hash_seed():
     """A summary is cached by its facts: they must come out the same in every process (PYTHONHASHSEED differs)."""
+    import os
     import subprocess
     import sys
     code = ("import json, networkx as nx, graph_index as gi\n"
@@ -162,8 +163,9 @@ def test_community_facts_do_not_depend_on_the_hash_seed():
             "for i in range(12):\n"
             "    for j in range(i + 1, 12): g.add_edge(names[i], names[j], relations=[f'r{i}{j}'])\n"
             "print(json.dumps(gi.community_facts(g, names[:12])))")
-    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                           env={**__import__("os").environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3")}
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root,
+                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3")}
     assert len(outs) == 1
     facts = json.loads(outs.pop())
     assert len(facts) == 24 and facts[12] == "Entity 0 -[r01]- Entity 1"  # 12 nodes, then edges in node order

@@ -217,6 +217,7 @@ def test_iterative_scripted_broken_chain_falls_back_to_single_hop(corpus, hops, 
     assert steps(r, "retrieve")[-1]["query"] == Q and len(r["passages"]) == 3
     assert r["mode"] == "iterative" and r["answer"] == "Hartmoor" and len(m.calls) == calls
     assert len([s for s in steps(r, "retrieve") if s.get("retry")]) == calls - 3
+    assert len(steps(r, "synthesize")) == 1
 
 
 def test_iterative_scripted_unknown_hop_retries_on_the_next_chunks(corpus):
