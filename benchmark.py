@@ -39,7 +39,6 @@ import llm
 import multihop
 import self_rag
 import verify_citations as vc
-import web_search
 from generate import generate
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, eval_items, retrieve_chunks
 from vector_index import CorpusError
@@ -96,13 +95,10 @@ def pattern_specs(names, corpus, golden, chunker=DEFAULT_CHUNKER, graph_extracto
     """{pattern: (cache name, settings, answer function)} for the runnable names, and {pattern: why skipped}.
     Names and settings match each script's own --eval (the row cache is shared with them)."""
     c = str(corpus)
-    fl = dict(k=flare.K, new_k=flare.NEW_K, threshold=flare.THRESHOLD, query_mode="masked",
-              max_retrievals=flare.MAX_RETRIEVALS, max_sentences=flare.MAX_SENTENCES, max_tokens=flare.MAX_TOKENS,
-              corpus=corpus, chunker=chunker)
-    sr = dict(k=self_rag.K, max_rounds=self_rag.MAX_ROUNDS, useful_min=self_rag.USEFUL_MIN, decide=True,
-              corpus=corpus, chunker=chunker)
-    cr = dict(k=crag.K, web_k=crag.WEB_K, web=web_search.resolve_backend(None), web_dir=web_search.standin_dir(),
-              refine_knowledge=True, corpus=corpus, chunker=chunker)
+
+    def script(module, name, answer):  # the script's own defaults and cache settings, as its --eval runs it
+        kw, key = module.settings(module.parser().parse_args(["--corpus", c, "--chunker", chunker]))
+        return name, as_settings(key), lambda q: answer(q, **kw)
     mh = {"corpus": c, "chunker": chunker, "version": multihop.VERSION, "iterative_version": multihop.ITERATIVE_VERSION}
     makers = {
         "seed": lambda: ("seed", {"retrieval": "seed_interleave", "style": "lab", "k": SEED_K, "corpus": c,
@@ -116,9 +112,9 @@ def pattern_specs(names, corpus, golden, chunker=DEFAULT_CHUNKER, graph_extracto
         "iterative": lambda: ("multihop-iterative", mh, lambda q: multihop.iterative_answer(q, corpus=corpus, chunker=chunker)),
         "smart": lambda: ("multihop-smart", {**mh, "router": "learned"},
                           lambda q: multihop.smart_answer(q, router="learned", corpus=corpus, chunker=chunker)),
-        "flare": lambda: ("flare", as_settings({**fl, "version": flare.VERSION}), lambda q: flare.flare_answer(q, **fl)),
-        "self_rag": lambda: ("self-rag", as_settings(sr), lambda q: self_rag.self_rag_answer(q, **sr)),
-        "crag": lambda: ("crag", as_settings(cr), lambda q: crag.crag_answer(q, **cr)),
+        "flare": lambda: script(flare, "flare", flare.flare_answer),
+        "self_rag": lambda: script(self_rag, "self-rag", self_rag.self_rag_answer),
+        "crag": lambda: script(crag, "crag", crag.crag_answer),
         "graph_local": lambda: graph_spec("local", corpus, chunker, golden, graph_extractor),
         "graph_global": lambda: graph_spec("global", corpus, chunker, golden, graph_extractor),
     }

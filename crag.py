@@ -267,7 +267,7 @@ def print_trace(trace):
             print(f"{s['step']}: {s['message']}")
 
 
-def main():
+def parser():
     ap = argparse.ArgumentParser(description="CRAG: grade retrieval, correct it (refine, or search the web), answer with citations.")
     ap.add_argument("question", nargs="?", default=DEMO, help="the question")
     ap.add_argument("--k", type=int, default=K, help="passages retrieved from the corpus")
@@ -276,20 +276,30 @@ def main():
     ap.add_argument("--web-dir", type=Path, help="stand-in web folder (default: RAG_WEB_DIR, else web_standin/)")
     ap.add_argument("--no-refine", action="store_true", help="skip knowledge refinement (whole passages)")
     vc.add_pattern_args(ap)
-    args = ap.parse_args()
+    return ap
+
+
+def settings(args):
+    """Parsed flags -> (crag_answer keyword arguments, cache settings); ValueError on a bad value."""
     if args.k < 1 or args.web_k < 1:
-        sys.exit("crag: --k and --web-k must be at least 1")
+        raise ValueError("--k and --web-k must be at least 1")
+    kw = dict(k=args.k, web_k=args.web_k, web=web_search.resolve_backend(args.web),
+              web_dir=web_search.standin_dir(args.web_dir), refine_knowledge=not args.no_refine, corpus=args.corpus,
+              chunker=args.chunker)
+    return kw, kw
+
+
+def main():
+    args = parser().parse_args()
     try:
-        web = web_search.resolve_backend(args.web)
+        kw, key = settings(args)
     except ValueError as e:
         sys.exit(f"crag: {e}")
-    kw = dict(k=args.k, web_k=args.web_k, web=web, web_dir=web_search.standin_dir(args.web_dir),
-              refine_knowledge=not args.no_refine, corpus=args.corpus, chunker=args.chunker)
 
     def describe(r):
         urls = "".join(f"  [{p['id']}] from {p['url']}\n" for p in r["passages"] if p.get("url"))
         return f"{urls}action {r['action']}  "
-    vc.pattern_main("crag", args, lambda q: crag_answer(q, **kw), kw, crag_stats, summarize_actions, print_trace,
+    vc.pattern_main("crag", args, lambda q: crag_answer(q, **kw), key, crag_stats, summarize_actions, print_trace,
                     describe)
 
 if __name__ == "__main__":

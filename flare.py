@@ -252,7 +252,7 @@ def print_trace(trace):
             print(f"  {s['step']}: {s['reason']}")
 
 
-def main():
+def parser():
     ap = argparse.ArgumentParser(description="FLARE: retrieve when a look-ahead segment has a low-confidence token.")
     ap.add_argument("question", nargs="?", default=DEMO, help="the question")
     ap.add_argument("--threshold", type=float, default=THRESHOLD, help="token probability that triggers retrieval")
@@ -263,12 +263,26 @@ def main():
     ap.add_argument("--max-sentences", type=int, default=MAX_SENTENCES, help="sentences before the answer line")
     ap.add_argument("--max-tokens", type=int, default=MAX_TOKENS, help="generated tokens, about, in all")
     vc.add_pattern_args(ap)
-    args = ap.parse_args()
+    return ap
+
+
+def settings(args):
+    """Parsed flags -> (flare_answer keyword arguments, cache settings); ValueError on a bad value. benchmark.py
+    calls it with parser().parse_args([]) so its rows share --eval's cache."""
     if not 0 < args.threshold <= 1 or min(args.k, args.new_k, args.max_sentences, args.max_tokens) < 1 or args.max_retrievals < 0:
-        sys.exit("flare: --threshold must be in (0, 1]; --k, --new-k, --max-sentences, --max-tokens at least 1")
+        raise ValueError("--threshold must be in (0, 1]; --k, --new-k, --max-sentences, --max-tokens at least 1")
     kw = dict(k=args.k, new_k=args.new_k, threshold=args.threshold, query_mode=args.query, max_retrievals=args.max_retrievals,
               max_sentences=args.max_sentences, max_tokens=args.max_tokens, corpus=args.corpus, chunker=args.chunker)
-    vc.pattern_main("flare", args, lambda q: flare_answer(q, **kw), {**kw, "version": VERSION}, flare_stats,
+    return kw, {**kw, "version": VERSION}
+
+
+def main():
+    args = parser().parse_args()
+    try:
+        kw, key = settings(args)
+    except ValueError as e:
+        sys.exit(f"flare: {e}")
+    vc.pattern_main("flare", args, lambda q: flare_answer(q, **kw), key, flare_stats,
                     lambda stats: summarize_triggers(stats, args.threshold, args.query), print_trace,
                     lambda r: f"retrievals triggered {r['triggers']}  ")
 

@@ -256,7 +256,7 @@ def print_trace(trace):
             print(f"{rnd}{step}: {s['message']}")
 
 
-def main():
+def parser():
     ap = argparse.ArgumentParser(description="Self-RAG: retrieve on demand, filter, answer, critique, refine the query.")
     ap.add_argument("question", nargs="?", default=DEMO, help="the question")
     ap.add_argument("--k", type=int, default=K, help="passages per retrieval")
@@ -264,12 +264,25 @@ def main():
     ap.add_argument("--useful-min", type=int, default=USEFUL_MIN, help="usefulness (1-5) that stops refining")
     ap.add_argument("--always-retrieve", action="store_true", help="skip the retrieve decision (to measure it)")
     vc.add_pattern_args(ap)
-    args = ap.parse_args()
+    return ap
+
+
+def settings(args):
+    """Parsed flags -> (self_rag_answer keyword arguments, cache settings); ValueError on a bad value."""
     if args.k < 1 or args.max_rounds < 1 or not 1 <= args.useful_min <= 5:
-        sys.exit("self_rag: --k and --max-rounds must be at least 1, --useful-min 1 to 5")
+        raise ValueError("--k and --max-rounds must be at least 1, --useful-min 1 to 5")
     kw = dict(k=args.k, max_rounds=args.max_rounds, useful_min=args.useful_min, decide=not args.always_retrieve,
               corpus=args.corpus, chunker=args.chunker)
-    vc.pattern_main("self-rag", args, lambda q: self_rag_answer(q, **kw), kw, self_rag_stats, summarize_skips,
+    return kw, kw
+
+
+def main():
+    args = parser().parse_args()
+    try:
+        kw, key = settings(args)
+    except ValueError as e:
+        sys.exit(f"self_rag: {e}")
+    vc.pattern_main("self-rag", args, lambda q: self_rag_answer(q, **kw), key, self_rag_stats, summarize_skips,
                     print_trace)
 
 if __name__ == "__main__":

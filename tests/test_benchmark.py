@@ -9,6 +9,7 @@ that answers any JSON schema with a fixed valid reply; retrieval runs on the rea
 """
 import json
 import re
+import sys
 
 import pytest
 
@@ -206,3 +207,16 @@ def test_sample_is_balanced_on_the_real_golden_file():
     from retrieve import GOLDEN, load_golden, sample_golden
     items = sample_golden(load_golden(GOLDEN), benchmark.DEFAULT_LIMIT)
     assert benchmark.describe_sample(items) == "12 single (musique 12), 12 multi (hotpotqa 6, musique 6)"
+
+
+@pytest.mark.parametrize("pattern, module", [("flare", "flare"), ("self_rag", "self_rag"), ("crag", "crag")])
+def test_pattern_rows_are_keyed_as_the_scripts_own_eval_keys_them(pattern, module, corpus, golden_path, monkeypatch):
+    """benchmark.py and `python <pattern>.py --eval` must key a row alike, or neither reuses the other's rows."""
+    import importlib
+    mod, seen = importlib.import_module(module), {}
+    monkeypatch.setattr(vc, "pattern_main", lambda name, args, answer, kw, *rest, **k: seen.update(name=name, kw=kw))
+    monkeypatch.setattr(sys, "argv", [f"{module}.py", "--corpus", str(corpus), "--eval", "2"])
+    mod.main()
+    name, settings, _ = benchmark.pattern_specs([pattern], corpus, golden_path)[0][pattern]
+    assert (name, settings) == (seen["name"], benchmark.as_settings(seen["kw"]))
+    assert settings["corpus"] == str(corpus) and "k" in settings
