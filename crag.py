@@ -38,7 +38,6 @@ Not handled: several web queries per question, fetching whole web pages (ddgs gi
 """
 import argparse
 import re
-import sys
 import time
 from pathlib import Path
 
@@ -290,11 +289,7 @@ def settings(args):
 
 
 def main():
-    args = parser().parse_args()
-    try:
-        kw, key = settings(args)
-    except ValueError as e:
-        sys.exit(f"crag: {e}")
+    args, kw, key = vc.parse_settings("crag", parser, settings)
 
     def describe(r):
         urls = "".join(f"  [{p['id']}] from {p['url']}\n" for p in r["passages"] if p.get("url"))

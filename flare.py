@@ -30,7 +30,6 @@ Not handled: the threshold is not tuned per model; a reply that ignores the line
 import argparse
 import math
 import re
-import sys
 import time
 
 import llm
@@ -277,11 +276,7 @@ def settings(args):
 
 
 def main():
-    args = parser().parse_args()
-    try:
-        kw, key = settings(args)
-    except ValueError as e:
-        sys.exit(f"flare: {e}")
+    args, kw, key = vc.parse_settings("flare", parser, settings)
     vc.pattern_main("flare", args, lambda q: flare_answer(q, **kw), key, flare_stats,
                     lambda stats: summarize_triggers(stats, args.threshold, args.query), print_trace,
                     lambda r: f"retrievals triggered {r['triggers']}  ")

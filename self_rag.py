@@ -29,7 +29,6 @@ Not handled: segment-level beam search over critiques (the paper's decoding); on
 """
 import argparse
 import re
-import sys
 import time
 
 import llm
@@ -277,11 +276,7 @@ def settings(args):
 
 
 def main():
-    args = parser().parse_args()
-    try:
-        kw, key = settings(args)
-    except ValueError as e:
-        sys.exit(f"self_rag: {e}")
+    args, kw, key = vc.parse_settings("self_rag", parser, settings)
     vc.pattern_main("self-rag", args, lambda q: self_rag_answer(q, **kw), key, self_rag_stats, summarize_skips,
                     print_trace)
 

@@ -223,6 +223,16 @@ def add_pattern_args(ap):
     ap.add_argument("--fresh", action="store_true", help="ignore cached per-question rows")
 
 
+def parse_settings(prog, parser, settings):
+    """A pattern script's flags -> (args, answer keyword arguments, cache settings); a bad value exits with one
+    line naming the script. parser and settings are the script's own parser() and settings(args)."""
+    args = parser().parse_args()
+    try:
+        return (args, *settings(args))
+    except ValueError as e:
+        sys.exit(f"{prog}: {e}")
+
+
 def pattern_main(name, args, answer, kw, stats_of, summarize_stats, print_trace, describe=lambda r: ""):
     """The main() of a pattern script: one question (trace, verified answer, cost) or --eval N next to
     generate(). kw: the pattern's settings (printed, and part of the cache key); summarize_stats(per-question
