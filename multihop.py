@@ -232,7 +232,7 @@ def _hop(query, n, k, lists, trace, corpus, chunker):
     """One hop: retrieve k chunks, answer; an "unknown" answer gets one retry on the next k chunks of the same
     query (ranks k+1..2k), so a fact just below the cut is not lost. Appends each list to `lists`."""
     lists.append(_retrieve(query, k, n, trace, corpus, chunker))
-    for attempt in (1, 2):
+    for attempt in (1, 2):  # the second pass always returns
         try:
             answer, source = answer_hop(query, lists[-1])
         except llm.LLMError as e:
@@ -246,7 +246,6 @@ def _hop(query, n, k, lists, trace, corpus, chunker):
             return None, None
         trace[-1].update(chunks=[p["chunk_id"] for p in deeper], retry=True)
         lists.append(deeper)
-    return None, None
 
 
 def _finish(result, question, mode, trace, seen, fallback, cost, start):
