@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+import engine
 import llm
 import vector_index as vi
 import verify_citations as vc
@@ -230,9 +231,9 @@ def test_gguf_with_the_wrong_sha256_is_refused_before_loading(tmp_path, monkeypa
     assert f"RAG_GGUF={fake} has sha256" in str(e.value) and "0" * 64 in str(e.value) and "\n" not in str(e.value)
     assert loads == []
     monkeypatch.setenv("RAG_CACHE_DIR", str(tmp_path))  # the bundled model: a truncated file is refused too
-    (tmp_path / llm.GGUF_FILE).write_bytes(b"GGUF truncated")
-    with pytest.raises(llm.LLMError, match="expected " + llm.GGUF_SHA256):
-        llm.ensure_gguf()
+    (tmp_path / engine.GGUF_FILE).write_bytes(b"GGUF truncated")
+    with pytest.raises(llm.LLMError, match="expected " + engine.GGUF_SHA256):
+        engine.ensure_gguf()
 
 
 # ---- determinism: the same question twice from scratch gives the same figures ----

