@@ -27,6 +27,7 @@ import pytest
 import app
 import llm
 import multihop
+import page
 import verify_citations
 from generate import IDK
 
@@ -108,13 +109,13 @@ def test_render_answer_chips_verdicts_invalid_uncited_and_escaping():
               "sentences": [{"text": "First <em>claim</em>.", "cites": ["S1", "S2"]}, {"text": "No source.", "cites": []}],
               "invalid_ids": [{"sentence": 0, "id": "S7"}]}
     verdicts = [{"supported": True, "precise": {"S1": True, "S2": False}}, {"supported": False, "precise": {}}]
-    out = app.render_answer(result, verdicts, notice="corpus <is> English")
+    out = page.render_answer(result, verdicts, notice="corpus <is> English")
     assert chips(out) == [("supported", "S1", "supported"), ("unsupported", "S2", "unsupported"), ("invalid", "S7", "invalid")]
     assert out.count("data-uncited") == 1 and 'data-sentence="1">No source. <span class="uncited"' in out
     assert "<script>" not in out and "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; more" in out
     assert "<b>bold" not in out and "<em>" not in out and "Evil &lt;i&gt;title&lt;/i&gt;" in out
     assert "corpus &lt;is&gt; English" in out and "cited for: <i>First &lt;em&gt;claim&lt;/em&gt;.</i>" in out
-    unchecked = app.render_answer(result, None)  # the citation check failed: chips say so, no verdict invented
+    unchecked = page.render_answer(result, None)  # the citation check failed: chips say so, no verdict invented
     assert [c[2] for c in chips(unchecked)] == ["unchecked", "unchecked", "invalid"]
 
 
@@ -122,7 +123,7 @@ def test_render_scripted_answer_on_fixture_corpus(corpus):
     with scripted():
         result = multihop.single_answer(Q, corpus=corpus)
         verdicts = verify_citations.verify(result)
-    out = app.render_answer(result, verdicts)
+    out = page.render_answer(result, verdicts)
     by_id = {p["id"]: p for p in result["passages"]}
     found = chips(out)
     assert [v for _, _, v in found] == ["supported", "unsupported", "invalid"]
@@ -135,7 +136,7 @@ def test_render_scripted_answer_on_fixture_corpus(corpus):
 def test_render_trace_route_hops_and_cost(corpus):
     with scripted():
         result = multihop.iterative_answer(Q, corpus=corpus)
-    out = app.render_trace(result, "iterative", {"calls": 3, "prompt_tokens": 10, "completion_tokens": 3, "seconds": 1.5},
+    out = page.render_trace(result, "iterative", {"calls": 3, "prompt_tokens": 10, "completion_tokens": 3, "seconds": 1.5},
                            {"engine": "scripted", "model": "scripted"})
     assert "route: iterative -&gt; iterative" in out
     assert "hop 1: Who designed Ashford Bridge? -&gt; Tomas Vell" in out and "hop 2: In which village was Tomas Vell born?" in out
@@ -146,12 +147,12 @@ def test_render_trace_route_hops_and_cost(corpus):
 def test_describe_step_and_route_line_for_other_patterns():
     trigger = {"step": "trigger", "n": 1, "retrieval": 1, "confidence": 0.21, "low": [["Hart", 0.2]],
                "query": "born in", "chunks": ["tomas-vell#0"], "labels": ["S5"]}
-    assert app.describe_step(trigger) == "trigger 1: confidence 0.21 on Hart; query 'born in' brought S5"
-    assert app.describe_step({"step": "action", "action": "ambiguous", "max": 0.5}) == "action: action ambiguous; max 0.5"
-    line = app.route_line({"mode": "local", "trace": [{"step": "route", "mode": "local", "reason": "names an entity"}]},
+    assert page.describe_step(trigger) == "trigger 1: confidence 0.21 on Hart; query 'born in' brought S5"
+    assert page.describe_step({"step": "action", "action": "ambiguous", "max": 0.5}) == "action: action ambiguous; max 0.5"
+    line = page.route_line({"mode": "local", "trace": [{"step": "route", "mode": "local", "reason": "names an entity"}]},
                           "GraphRAG")
     assert line == "GraphRAG -> local; mode local; reason names an entity"
-    assert app.route_line({"mode": "crag", "action": "incorrect"}, "CRAG") == "CRAG -> crag; CRAG action: incorrect"
+    assert page.route_line({"mode": "crag", "action": "incorrect"}, "CRAG") == "CRAG -> crag; CRAG action: incorrect"
 
 
 # ---- input checks, pattern choices, the handler ----

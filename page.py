@@ -1,0 +1,152 @@
+"""The demo page's HTML (app.py serves it): result dicts in, HTML strings out. Pure functions: no model, no
+browser, so tests check the markup directly and tests/test_app.py checks it again in a real Chromium.
+
+- render_answer(result, verdicts): the short answer, each sentence with one chip per citation coloured by the
+  judge's verdict (supported / unsupported / invalid: an ID the model invented / unchecked), the cited chunk
+  and the sentence it backs in the chip's pop-up, uncited sentences marked, then the sources given.
+- render_trace(result, pattern): the route in one line, every trace step in order, then the cost table.
+- render_status(), render_engine(): the status line and the engine line.
+"""
+import html
+import json
+from pathlib import Path
+
+MAX_SOURCE_CHARS = 1500     # of a cited chunk shown in its pop-up
+CSS = """
+.answer{position:relative}.chip{display:inline-block;position:static;margin:0 2px;font:600 12px/1.6 monospace;border-radius:9px;vertical-align:baseline}
+.chip>summary{list-style:none;cursor:pointer;padding:0 7px;border-radius:9px}
+.chip>summary::-webkit-details-marker{display:none}
+.chip.supported>summary{background:#c8f0cf;color:#0d5b1c;border:1px solid #2e9e46}
+.chip.unsupported>summary{background:#fbd3d0;color:#8a1c13;border:1px solid #d9473b}
+.chip.invalid>summary{background:repeating-linear-gradient(45deg,#eee,#eee 4px,#ccc 4px,#ccc 8px);color:#444;border:1px dashed #666}
+.chip.unchecked>summary{background:#e8e8f4;color:#334;border:1px solid #889}
+.uncited{display:inline-block;margin-left:4px;padding:0 6px;font:600 11px/1.6 sans-serif;color:#8a5a00;background:#fff1c7;border:1px solid #d9a400;border-radius:9px}
+.pop{display:none;position:absolute;z-index:50;left:0;right:0;padding:8px 10px;background:#fff;color:#111;
+ border:1px solid #999;border-radius:6px;box-shadow:0 4px 14px rgba(0,0,0,.25);font:13px/1.4 sans-serif;white-space:normal}
+.chip:hover>.pop,.chip[open]>.pop{display:block}
+.pop .src{max-height:14em;overflow:auto;background:#f6f6f6;padding:4px 6px;margin:4px 0}
+.sentence{margin:6px 0;line-height:1.9}.sentence.unsupported{text-decoration:underline wavy #d9473b}
+.short{font-size:1.25em;font-weight:700;margin-bottom:6px}.notice{padding:6px 10px;border-radius:6px;background:#fff1c7}
+.status{padding:6px 10px;border-radius:6px;background:#eef3ff}.status.error{background:#fbd3d0}.status.done{background:#c8f0cf}
+.trace li{margin:3px 0}.trace .route{font-weight:700;margin-bottom:6px}.trace table td{padding:1px 8px}
+"""
+
+
+def esc(x):
+    return html.escape(str(x), quote=True)
+
+
+def render_status(text, kind="busy"):
+    return f'<div class="status {kind}" data-kind="{kind}">{esc(text)}</div>'
+
+
+def _chip(label, verdict, pop, sentence):
+    word = {"supported": "supports the sentence", "unsupported": "does not support the sentence",
+            "invalid": "no such source was given to the model: the citation was dropped",
+            "unchecked": "not checked (the citation check failed)"}[verdict]
+    mark = {"supported": "✓", "unsupported": "✗", "invalid": "?", "unchecked": "·"}[verdict]
+    return (f'<details class="chip {verdict}" data-id="{esc(label)}" data-verdict="{verdict}">'
+            f'<summary title="{esc(label)}: {esc(word)}">{esc(label)} {mark}</summary><div class="pop">'
+            f'<b>[{esc(label)}]</b> {esc(word)}{pop}<div>cited for: <i>{esc(sentence)}</i></div></div></details>')
+
+
+def _source_html(p):
+    text = " ".join(str(p.get("text", "")).split())
+    cut = text[:MAX_SOURCE_CHARS] + ("…" if len(text) > MAX_SOURCE_CHARS else "")
+    return (f'<div>document <b>{esc(p.get("title") or p.get("doc"))}</b> <code>{esc(p.get("doc"))}</code>, '
+            f'chunk <code>{esc(p.get("chunk_id"))}</code></div><div class="src">{esc(cut)}</div>')
+
+
+def render_answer(result, verdicts, notice=None):
+    """A result (generate()-shaped) and verify(result)'s verdicts (None: not checked) -> the answer's HTML:
+    the short answer, each sentence with one chip per citation (class and data-verdict supported /
+    unsupported / invalid / unchecked), uncited sentences marked, then the sources the model was given."""
+    by_id = {p["id"]: p for p in result.get("passages", [])}
+    invalid = {}
+    for bad in result.get("invalid_ids", []):
+        invalid.setdefault(bad["sentence"], []).append(bad["id"])
+    out = [f'<div class="notice">{esc(notice)}</div>'] if notice else []
+    out.append(f'<div class="short" data-answer>{esc(result.get("answer", ""))}</div>')
+    if result.get("error"):
+        out.append(f'<div class="notice">The model\'s reply was unusable: {esc(result["error"])}</div>')
+    for n, s in enumerate(result.get("sentences", [])):
+        v = verdicts[n] if verdicts is not None and n < len(verdicts) else None
+        chips = [_chip(c, "unchecked" if v is None else "supported" if v["precise"].get(c) else "unsupported",
+                       _source_html(by_id[c]) if c in by_id else "", s["text"]) for c in s["cites"]]
+        chips += [_chip(i, "invalid", "", s["text"]) for i in invalid.get(n, [])]
+        if not s["cites"]:
+            chips.append('<span class="uncited" data-uncited title="no source cited: nothing backs this sentence">'
+                         'uncited</span>')
+        kind = "unchecked" if v is None else "supported" if v["supported"] else "unsupported"
+        out.append(f'<div class="sentence {kind}" data-sentence="{n}">{esc(s["text"])} {"".join(chips)}</div>')
+    if result.get("passages"):
+        rows = "".join(f'<li><b>[{esc(p["id"])}]</b> {esc(p.get("title") or p.get("doc"))} <code>{esc(p["chunk_id"])}</code>'
+                       f'</li>' for p in result["passages"])
+        out.append(f"<details><summary>sources given to the model ({len(result['passages'])})</summary><ul>{rows}</ul></details>")
+    return f'<div class="answer">{"".join(out)}</div>'
+
+
+def _short(value, limit=300):
+    if isinstance(value, list):
+        value = ", ".join(_short(v, 80) for v in value)
+    elif isinstance(value, dict):
+        value = json.dumps(value, ensure_ascii=False)
+    elif isinstance(value, float):
+        value = f"{value:.3g}"
+    value = str(value)
+    return value if len(value) <= limit else value[:limit] + "…"
+
+
+def describe_step(s):
+    """One trace step -> one line of text. {"step": "hop", "n": 1, "query": "Who?", "answer": "Vell", ...}
+    -> 'hop 1: Who? -> Vell (source ...)'; steps without a special case list their fields."""
+    kind = s.get("step", "?")
+    if kind == "route" and "router" in s:
+        p = f", P(multi) {s['p_multi']:.2f}" if s.get("p_multi") is not None else ""
+        return f"route: {'multi' if s['multi'] else 'single'}-hop by the {s['router']} router{p}"
+    if kind == "decompose":
+        return "sub-questions: " + " | ".join(f"{n}. {q}" for n, q in enumerate(s["sub_questions"], 1)) if s["sub_questions"] \
+            else "decomposition: nothing usable"
+    if kind == "retrieve":
+        at = f" (hop {s['hop']})" if "hop" in s else f" (round {s['round']})" if "round" in s else ""
+        return f"retrieve{at} {s['query']!r}: {_short(s['chunks'])}"
+    if kind == "hop":
+        return f"hop {s['n']}: {s['query']} -> {s['answer'] or 'no answer'} (source {s['source'] or 'none'})"
+    if kind == "trigger":
+        return (f"trigger {s['retrieval']}: confidence {s['confidence']:.2f} on {_short([w for w, _ in s['low']])}; "
+                f"query {s['query']!r} brought {_short(s['labels']) or 'nothing new'}")
+    return f"{kind}: " + "; ".join(f"{k} {_short(v)}" for k, v in s.items() if k != "step")
+
+
+def route_line(result, pattern):
+    """The route taken, in one line: 'smart router -> iterative; learned router: multi-hop, P(multi) 0.93'."""
+    parts = [f"{pattern} -> {result.get('mode', pattern)}"]
+    parts += [describe_step(s).removeprefix("route: ") for s in result.get("trace", []) if s.get("step") == "route"]
+    if result.get("fallback"):
+        parts.append(f"fell back to single-hop: {result['fallback']}")
+    if "action" in result:
+        parts.append(f"CRAG action: {result['action']}")
+    if "retrieval" in result:
+        parts.append("retrieved" if result["retrieval"] else "answered without retrieval")
+    if "triggers" in result:
+        parts.append(f"{result['triggers']} triggered retrievals")
+    return "; ".join(parts)
+
+
+def render_trace(result, pattern, judge_cost=None, info=None):
+    """The trace panel: the route, every step in order, then cost (answer, citation check) and the engine."""
+    steps = "".join(f'<li data-step="{esc(s.get("step"))}">{esc(describe_step(s))}</li>' for s in result.get("trace", []))
+    rows = [("answer", result.get("cost") or {})] + ([("citation check", judge_cost)] if judge_cost else [])
+    cost = "".join(f"<tr><td>{name}</td><td>{c.get('calls', 0)}</td><td>{c.get('prompt_tokens', 0)}</td>"
+                   f"<td>{c.get('completion_tokens', 0)}</td><td>{c.get('seconds', 0):.1f}</td>"
+                   f"<td>{c.get('wall_seconds', c.get('seconds', 0)):.1f}</td></tr>" for name, c in rows)
+    engine = f"<div>engine {esc(info['engine'])}, model {esc(info['model'])}</div>" if info else ""
+    return (f'<div class="trace"><div class="route" data-route>route: {esc(route_line(result, pattern))}</div>'
+            f"<ol>{steps}</ol><table><tr><th></th><th>LLM calls</th><th>prompt tok</th><th>completion tok</th>"
+            f"<th>LLM s</th><th>wall s</th></tr>{cost}</table>{engine}</div>")
+
+
+def render_engine(info, corpus):
+    gguf = f", GGUF {Path(info['gguf']).name}" if info.get("gguf") else ""
+    return (f'<div class="engine" data-engine="{esc(info["engine"])}">engine <b>{esc(info["engine"])}</b>, model '
+            f'<b>{esc(info["model"])}</b> at {esc(info["host"])}{esc(gguf)}; corpus <code>{esc(corpus)}</code></div>')
