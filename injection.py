@@ -58,6 +58,7 @@ K = 4                       # passages in the prompt, as generate()'s default
 VERSION = "injection-v2"    # bump when the scoring changes, so old cached rows are not reused
 STYLES = ("lab", "text", "json")
 PATTERNS = ("multihop", "flare", "self_rag", "crag")
+SOURCES = {"multihop": ("multihop.py", "decompose.py", "router.py")}  # a pattern's code; default <name>.py
 DEFAULT_METHODS = "lab,json"
 
 
@@ -157,7 +158,7 @@ def fingerprint(method):
         parts = [gen.SYSTEM, gen.JSON_EXAMPLE, gen.TEXT_EXAMPLE, gen.MAX_TOKENS] + [
             inspect.getsource(f) for f in (gen.clean_source_text, gen.format_sources, gen.answer_schema)]
     else:
-        parts = [(HERE / f"{method}.py").read_text(encoding="utf-8")]
+        parts = [(HERE / name).read_text(encoding="utf-8") for name in SOURCES.get(method, (f"{method}.py",))]
     return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:16]
 
 
@@ -183,9 +184,9 @@ def run_method(method, items, corpus=CORPUS, k=K, fresh=False, progress=True):
     from tqdm import tqdm
     store, model = Cache("injection"), llm.engine_info()["model"]
     answer = None if method in STYLES else answerer(method, corpus)
-    rows = []
+    code, rows = fingerprint(method), []  # read once: an edit mid-run does not relabel rows made by the old code
     for item in tqdm(items, desc=method, unit="q", file=sys.stderr, disable=not progress):
-        key = Cache.key(VERSION, method, fingerprint(method), model, k, item["id"], item["question"], str(corpus))
+        key = Cache.key(VERSION, method, code, model, k, item["id"], item["question"], str(corpus))
         if not fresh and key in store:
             rows.append(store.get(key))
             continue

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+import decompose
 import llm
 import multihop
 import router
@@ -46,7 +47,7 @@ FOLDS, SEED = 5, 0
 LAMBDA = 1.0                 # L2 strength; CV accuracy of the surface router was flat (0.94-0.95) for 0.1-10
 # what each cached row depends on: a changed prompt or multihop.VERSION recomputes only the rows it touches
 PROMPTS = {"route": Cache.key(router.ROUTER_SYSTEM)[:12], "single": Cache.key(ANSWER_SYSTEM)[:12],
-           "multihop": Cache.key(multihop.VERSION, multihop.DECOMPOSE_SYSTEM, multihop.HOP_SYSTEM,
+           "multihop": Cache.key(multihop.VERSION, decompose.DECOMPOSE_SYSTEM, multihop.HOP_SYSTEM,
                                  multihop.ANSWERABLE_SYSTEM, ANSWER_SYSTEM)[:12]}
 
 
@@ -210,7 +211,7 @@ def main():
     ap.add_argument("--modes", default=",".join(MODES), help=f"comma list of {', '.join(MODES)}; empty: routers only")
     ap.add_argument("--k", type=int, default=multihop.HOP_K, help="chunks retrieved per sub-question / hop")
     ap.add_argument("--final-k", type=int, default=multihop.FINAL_K, help="chunks in every mode's final prompt")
-    ap.add_argument("--max-hops", type=int, default=multihop.MAX_PARTS, help="sub-questions / hops at most")
+    ap.add_argument("--max-hops", type=int, default=decompose.MAX_PARTS, help="sub-questions / hops at most")
     ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents")
     ap.add_argument("--chunker", default=DEFAULT_CHUNKER, help="which collection to retrieve from")
     ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions")

@@ -15,10 +15,10 @@ import pytest
 
 import benchmark
 import flare
+import decompose
 import graphrag
 import judge
 import llm
-import multihop
 import retrieve
 import verify_citations as vc
 from cache import Cache
@@ -50,7 +50,7 @@ def scripted_fill(schema, key=""):
 
 def scripted_reply(messages, schema):
     system = messages[0]["content"] if messages[0]["role"] == "system" else ""
-    if system == multihop.DECOMPOSE_SYSTEM:  # a two-hop chain, so the iterative mode runs its hops
+    if system == decompose.DECOMPOSE_SYSTEM:  # a two-hop chain, so the iterative mode runs its hops
         return json.dumps({"look_up_first": "", "sub_questions": ["Who designed Ashford Bridge?",
                                                                   "In which village was [ANSWER_1] born?"]})
     if system == flare.FLARE_SYSTEM:

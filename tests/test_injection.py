@@ -209,3 +209,14 @@ def test_patterns_are_scored_on_their_own_retrieval(inj_corpus, monkeypatch):
         row = inj.run_method("crag", [item], inj_corpus, fresh=True, progress=False)[0]
     assert seen == [("crag", item["question"])]
     assert not row["injected_in_context"] and not row["hijacked"] and row["oracle_correct"]
+
+
+def test_a_pattern_fingerprint_covers_the_files_it_runs(tmp_path, monkeypatch):
+    """Cached rows are keyed by the pattern's code: an edit to decompose.py must recompute multihop's rows."""
+    for name in ("multihop.py", "decompose.py", "router.py", "flare.py"):
+        shutil.copy(inj.HERE / name, tmp_path / name)
+    monkeypatch.setattr(inj, "HERE", tmp_path)
+    before = {m: inj.fingerprint(m) for m in ("multihop", "flare")}
+    (tmp_path / "decompose.py").write_text((tmp_path / "decompose.py").read_text() + "\n# edited\n")
+    assert inj.fingerprint("multihop") != before["multihop"]
+    assert inj.fingerprint("flare") == before["flare"]

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import llm
+import decompose as dc
 import multihop as mh
 import router
 import router_eval
@@ -58,7 +59,7 @@ def steps(result, kind):
 def test_decompose_scripted_schema_and_placeholders():
     trace = []
     with scripted() as m:
-        assert mh.decompose(Q, 3, trace) == ["Who designed Ashford Bridge?", "In which village was [ANSWER_1] born?"]
+        assert dc.decompose(Q, 3, trace) == ["Who designed Ashford Bridge?", "In which village was [ANSWER_1] born?"]
     (messages, schema), = m.calls
     assert schema["properties"]["sub_questions"]["maxItems"] == 3 and "look_up_first" in schema["required"]
     assert "[ANSWER_1]" in messages[0]["content"] and messages[-1]["content"] == f"Question: {Q}"
@@ -80,16 +81,16 @@ def test_decompose_scripted_schema_and_placeholders():
 def test_decompose_scripted_bad_output_is_cleaned_and_traced(raw, expected, warning):
     trace = []
     with scripted(subs=raw):
-        assert mh.decompose(Q, 3, trace) == expected
+        assert dc.decompose(Q, 3, trace) == expected
     assert any(warning in s["message"] for s in trace if s["step"] == "warning"), trace
 
 
 def test_a_part_of_the_question_is_kept_and_a_restatement_dropped():
     spouse = "Who is the spouse of the director of Jump for Glory?"
-    assert not mh._restates("Who is the director of Jump for Glory?", spouse)  # 8 of 9 words shared, still a part
-    assert mh._restates("who's the spouse of the director of 'Jump for Glory'", spouse)
+    assert not dc._restates("Who is the director of Jump for Glory?", spouse)  # 8 of 9 words shared, still a part
+    assert dc._restates("who's the spouse of the director of 'Jump for Glory'", spouse)
     with scripted(subs=["Who was the designer of Ashford Bridge?", "In which village was [ANSWER_1] born?"]):
-        assert len(mh.decompose(Q)) == 2
+        assert len(dc.decompose(Q)) == 2
 
 
 @pytest.mark.parametrize("raw, look_up, expected, warning", [
@@ -108,7 +109,7 @@ def test_a_part_of_the_question_is_kept_and_a_restatement_dropped():
 def test_decompose_repairs_placeholders_that_can_never_fill(raw, look_up, expected, warning):
     trace = []
     with scripted(subs=raw, look_up=look_up):
-        assert mh.decompose(Q, 3, trace) == expected
+        assert dc.decompose(Q, 3, trace) == expected
     assert any(warning in s["message"] for s in trace if s["step"] == "warning"), trace
 
 
@@ -122,10 +123,10 @@ def test_iterative_runs_the_repaired_chain_to_the_end(corpus):
 
 def test_decompose_scripted_unparseable_reply_raises_and_plan_warns():
     with scripted(subs="Sure! 1. Who designed"), pytest.raises(llm.LLMError):
-        mh.decompose(Q)
+        dc.decompose(Q)
     trace = []
     with scripted(subs="not json"):
-        assert mh.plan(Q, 3, trace) == []
+        assert dc.plan(Q, 3, trace) == []
     assert "decomposition failed" in trace[0]["message"]
 
 
@@ -142,10 +143,10 @@ def test_needs_decomposition_scripted():
 
 
 def test_fill_placeholders():
-    assert mh.fill("Where was [ANSWER_1] born?", ["Tomas Vell"]) == ("Where was Tomas Vell born?", [])
-    assert mh.fill("Where was [ANSWER_1] born?", [None])[1] == [1]        # that hop found nothing
-    assert mh.fill("Where was [ANSWER_2] born?", ["Tomas Vell"])[1] == [2]  # points forward
-    assert mh.fill("Where was [ANSWER_0] born?", ["x"])[1] == [0]           # pointed at a dropped item
+    assert dc.fill("Where was [ANSWER_1] born?", ["Tomas Vell"]) == ("Where was Tomas Vell born?", [])
+    assert dc.fill("Where was [ANSWER_1] born?", [None])[1] == [1]        # that hop found nothing
+    assert dc.fill("Where was [ANSWER_2] born?", ["Tomas Vell"])[1] == [2]  # points forward
+    assert dc.fill("Where was [ANSWER_0] born?", ["x"])[1] == [0]           # pointed at a dropped item
 
 
 def test_merge_passages_round_robin_without_duplicates():
@@ -314,7 +315,7 @@ def test_router_eval_scripted_end_to_end_and_cached(corpus, golden_path, tmp_pat
 
 
 def test_empty_question_is_one_clear_error(monkeypatch):
-    for fn in (mh.multihop_answer, mh.iterative_answer, mh.smart_answer, mh.decompose):
+    for fn in (mh.multihop_answer, mh.iterative_answer, mh.smart_answer, dc.decompose):
         with pytest.raises(ValueError, match="the question is empty"):
             fn("   ")
     with pytest.raises(ValueError, match="unknown router"):
@@ -328,7 +329,7 @@ def test_empty_question_is_one_clear_error(monkeypatch):
 def test_real_engine_routes_and_decomposes_the_fixture_bridge_question():
     assert router.needs_decomposition(Q) is True
     trace = []
-    subs = mh.decompose(Q, 3, trace)
+    subs = dc.decompose(Q, 3, trace)
     assert len(subs) >= 2 and any("[ANSWER_1]" in s for s in subs[1:]), trace
 
 
