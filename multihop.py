@@ -18,9 +18,9 @@ shared the 2 cores (RAG_THREADS=1), roughly 20-30 s on idle cores.
   own, merged round-robin by rank without repeated chunk ids, cut to `final_k`, one cited answer.
 - `iterative_answer()` (sequential): hop 0 retrieves the question; hop N fills [ANSWER_N] from earlier hop
   answers, retrieves, answers in a few words naming its source; before an independent step (no placeholder
-  left, two hops done at least) it asks whether the facts already answer the question and stops if so; a
-  one-step plan gets a second step, asked of the model once the first is answered (next_step()). The final
-  prompt holds each hop's evidence chunk first, and the hop answers ride along with the question as notes. A placeholder that
+  left) it asks whether the facts already answer the question and stops if so; when the planned steps run out
+  first, it asks for the next question to look up (next_step(), up to max_hops in all). The final prompt holds each
+  hop's evidence chunk first, and the hop answers ride along with the question as notes. A placeholder that
   cannot be filled (a hop found nothing, or it points forward) breaks the chain: single-hop fallback.
 Every answer is generate()'s dict plus `mode`, `trace` (list of steps), `fallback` (reason or None),
 `retrieved` (every chunk seen) and `cost` of the whole run. Not handled: hops that need a list of answers.
@@ -42,8 +42,7 @@ MODES = ("single", "parallel", "iterative")
 HOP_K = 3            # chunks retrieved per sub-question / hop
 FINAL_K = 4          # chunks in the final prompt: generate()'s k, so every mode is compared at equal context
 VERSION = "multihop-v2"   # bump when answers change for the same prompts: router_eval's cached rows then recompute
-ITERATIVE_VERSION = "iterative-v4"  # iterative_answer() alone (v2: "unknown" hops retried deeper; v4: next_step())
-MIN_HOPS = 2         # a question sent to iterative needs two lookups: a one-step plan gets a second (next_step)
+ITERATIVE_VERSION = "iterative-v3"  # iterative_answer() alone (v2: "unknown" hops retried deeper; v3: next_step())
 HOP_SYSTEM = """Answer the question from the sources in a few words (a name, place, date or number), not a sentence,
 and give the ID of the source that states it. If no source states it, answer "unknown" with source "none".
 
@@ -63,19 +62,18 @@ Question: In which country was the architect of the Halvard Tower born?
 {"answerable": "yes"}"""
 YES_NO = {"type": "string", "enum": ["yes", "no"]}
 
-# a plan cut to one step: 9 of the 21 supporting documents iterative-v2 missed on 47 of router_eval's 50 multi
-# questions belonged to such plans ("What is Grace Krilanovich's first novel?", and no publisher). A first try
-# (v3) let the model say "answerable" first: it said yes after every one-step plan (24 of 24 questions)
-NEXT_SYSTEM = """You get a question that needs two lookups and the fact found by the first. Write the one simple
-question to look up next: name what the fact found instead of describing it, ask for what the question still
-needs, and never repeat the question already asked.
+# after the planned hops: 9 of the 21 supporting documents iterative-v2 missed on 47 of router_eval's 50 multi
+# questions belonged to plans cut to one step ("What is Grace Krilanovich's first novel?", and no publisher)
+NEXT_SYSTEM = """You get a question and the facts found so far. If the facts alone give the answer, say "yes" and
+leave next_question empty. Otherwise say "no" and write the one simple question to look up next: name what the
+facts found instead of describing it, and never repeat a question already in the facts.
 
 Facts: Which river flows through Dunmere? -> the Arl
 Question: The river that flows through Dunmere is a tributary of which river?
-{"next_question": "The Arl is a tributary of which river?"}
-Facts: Is Lake Orvo in Norway? -> yes
-Question: Are Lake Orvo and Lake Tamsin both in Norway?
-{"next_question": "Is Lake Tamsin in Norway?"}"""
+{"answerable": "no", "next_question": "The Arl is a tributary of which river?"}
+Facts: Who was the architect of the Halvard Tower? -> Lena Osk; In which country was Lena Osk born? -> Norway
+Question: In which country was the architect of the Halvard Tower born?
+{"answerable": "yes", "next_question": ""}"""
 
 
 # ---- hops ----
@@ -99,12 +97,12 @@ def is_answerable(question, facts):
 
 
 def next_step(question, facts):
-    """The next question to look up after a one-step plan, or None. LLMError on a bad reply."""
-    schema = {"type": "object", "required": ["next_question"], "properties": {
-        "next_question": {"type": "string", "maxLength": 150}}}
+    """After the planned hops: (answerable?, the next question to look up or None). LLMError on a bad reply."""
+    schema = {"type": "object", "required": ["answerable", "next_question"], "properties": {
+        "answerable": YES_NO, "next_question": {"type": "string", "maxLength": 150}}}
     reply = llm.complete_json(f"Facts: {'; '.join(facts)}\nQuestion: {question}", schema, system=NEXT_SYSTEM,
-                              max_tokens=60)
-    return " ".join(str(reply.get("next_question", "")).split()) or None
+                              max_tokens=80)
+    return str(reply.get("answerable", "")).lower() == "yes", " ".join(str(reply.get("next_question", "")).split()) or None
 
 
 def merge_passages(lists, final_k=None, first=()):
@@ -194,8 +192,8 @@ def multihop_answer(question, k=HOP_K, final_k=FINAL_K, max_parts=MAX_PARTS, sub
 def iterative_answer(question, max_hops=MAX_PARTS, k=HOP_K, final_k=FINAL_K, sub_questions=None, stop_early=True,
                      extend=True, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER):
     """Sequential: hop by hop, [ANSWER_N] filled from earlier answers, retrieved, answered; stops when the
-    facts answer the question (asked only after MIN_HOPS hops, when no later step waits for an answer). A
-    one-step plan gets a second step from next_step() once the first is answered (extend=False: never). One
+    facts answer the question (asked only when no later step waits for an answer). When the planned steps
+    run out first, next_step() asks for one more question while hops are left (extend=False: never). One
     cited answer, each hop's evidence chunk first. A broken chain falls back to single_answer(), the reason
     in `fallback` and the trace. final_k=None keeps every chunk seen."""
     question, trace, start = check_question(question), [], time.perf_counter()
@@ -222,11 +220,10 @@ def iterative_answer(question, max_hops=MAX_PARTS, k=HOP_K, final_k=FINAL_K, sub
             if bad:
                 broken = f"hop {n}: placeholder [ANSWER_{bad[0]}] never filled in {sub!r}"
                 break
-            if ask(n, sub, query) and stop_early and MIN_HOPS <= n < min(len(subs), max_hops) \
+            if ask(n, sub, query) and stop_early and n < min(len(subs), max_hops) \
                     and not any(map(PLACEHOLDER.search, subs[n:max_hops])):
                 # only before independent steps: asked mid-chain, the model took the bridge entity for the
-                # answer ("New Delhi" for a monsoon question) and skipped the hop that finds the answer; and
-                # never after one hop: asked there, the 1.5B model said "yes" 24 times in 24 (v3 above)
+                # answer ("New Delhi" for a monsoon question) and skipped the hop that finds the answer
                 try:
                     done = is_answerable(question, facts)
                 except llm.LLMError as e:
@@ -234,19 +231,22 @@ def iterative_answer(question, max_hops=MAX_PARTS, k=HOP_K, final_k=FINAL_K, sub
                 trace.append({"step": "answerable", "after_hop": n, "answerable": done})
                 if done:
                     break
-        if extend and not (broken or done) and facts and len(answers) < min(MIN_HOPS, max_hops):
+        while extend and not (broken or done) and facts and len(answers) < max_hops:
             try:
-                query = next_step(question, facts)
+                done, query = next_step(question, facts)
             except llm.LLMError as e:
-                query = None
                 trace.append({"step": "warning", "message": f"next step unreadable: {e}"})
+                break
             asked = [s["query"] for s in trace if s["step"] == "hop"]
-            stop = ("no next question" if not query else "it asks the whole question" if restates(query, question)
+            stop = ("the facts answer the question" if done else "no next question" if not query
+                    else "it asks the whole question" if restates(query, question)
                     else "it waits for an unnamed answer" if PLACEHOLDER.search(query)
                     else "it repeats an earlier hop" if any(repeats(query, a) for a in asked) else None)
-            trace.append({"step": "next", "after_hop": len(answers), "next_question": query, "stop": stop})
-            if not stop:
-                ask(len(answers) + 1, query, query)
+            trace.append({"step": "next", "after_hop": len(answers), "answerable": done, "next_question": query,
+                          "stop": stop})
+            if stop:
+                break
+            ask(len(answers) + 1, query, query)
         seen = [p for ps in lists for p in ps]
         if broken:
             result = single_answer(question, final_k or FINAL_K, corpus, chunker, trace=trace, reason=broken)
@@ -305,7 +305,8 @@ def print_result(r):
         elif s["step"] == "hop":
             print(f"hop {s['n']} answer: {s['answer']} (source {s['source']})")
         elif s["step"] == "next":
-            print(f"  next step after hop {s['after_hop']}: {s['next_question']!r}" + (f", not asked: {s['stop']}" if s["stop"] else ""))
+            print(f"  next step after hop {s['after_hop']}: answerable {s['answerable']}, next {s['next_question']!r}"
+                  + (f", stop: {s['stop']}" if s["stop"] else ""))
         elif s["step"] in ("warning", "fallback", "answerable"):
             print(f"  {s['step']}: " + (s.get("message") or s.get("reason")
                                          or f"after hop {s['after_hop']}: {s['answerable']}"))

@@ -59,6 +59,8 @@ def scripted_reply(messages, schema):
     if "sub_questions" in props:
         return json.dumps({"look_up_first": "the designer", "sub_questions": ["Who designed Ashford Bridge?",
                                                                               "In which village was [ANSWER_1] born?"]})
+    if "next_question" in props:  # after the planned hops: the facts answer the question
+        return json.dumps({"answerable": "yes", "next_question": ""})
     if "answerable" in props:
         return json.dumps({"answerable": "no"})
     if "source" in props:  # a hop
@@ -140,7 +142,8 @@ def test_render_trace_route_hops_and_cost(corpus):
                            {"engine": "scripted", "model": "scripted"})
     assert "route: iterative -&gt; iterative" in out
     assert "hop 1: Who designed Ashford Bridge? -&gt; Tomas Vell" in out and "hop 2: In which village was Tomas Vell born?" in out
-    assert re.search(r"<td>answer</td><td>4</td>", out) and "<td>citation check</td><td>3</td>" in out
+    assert "next step after hop 2: answerable (stop: the facts answer the question)" in out
+    assert re.search(r"<td>answer</td><td>5</td>", out) and "<td>citation check</td><td>3</td>" in out
     assert "engine scripted" in out
 
 
@@ -149,9 +152,6 @@ def test_describe_step_and_route_line_for_other_patterns():
                "query": "born in", "chunks": ["tomas-vell#0"], "labels": ["S5"]}
     assert page.describe_step(trigger) == "trigger 1: confidence 0.21 on Hart; query 'born in' brought S5"
     assert page.describe_step({"step": "action", "action": "ambiguous", "max": 0.5}) == "action: action ambiguous; max 0.5"
-    assert page.describe_step({"step": "next", "after_hop": 1, "next_question": "Who?", "stop": None}) == "next step after hop 1: 'Who?'"
-    assert page.describe_step({"step": "next", "after_hop": 1, "next_question": None, "stop": "no next question"}) \
-        == "next step after hop 1: None (not asked: no next question)"
     line = page.route_line({"mode": "local", "trace": [{"step": "route", "mode": "local", "reason": "names an entity"}]},
                           "GraphRAG")
     assert line == "GraphRAG -> local; mode local; reason names an entity"
