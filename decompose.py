@@ -47,7 +47,7 @@ Never copy the whole question.
             ("look_up_first", "sub_questions"))
 
 
-def repeats(a, b, overlap=0.8):
+def _repeats(a, b, overlap=0.8):
     """True when two questions share (nearly) all their words: a rephrasing, not a part."""
     x, y = (set(re.findall(r"[a-z0-9]+", s.lower())) for s in (a, b))
     return bool(x and y) and len(x & y) / len(x | y) >= overlap
@@ -57,7 +57,7 @@ def _content_words(text):
     return set(re.findall(r"[a-z0-9]+", PLACEHOLDER.sub(" ", text).lower())) - STOP_WORDS
 
 
-def restates(sub, question):
+def _restates(sub, question):
     """True when `sub` asks all the question asks (at most one content word in 8 missing): not a part of it.
     A part leaves something out: 'Who directed Jump for Glory?' is a part of 'Who is the spouse of the director
     of Jump for Glory?' though 8 of their 9 words are shared (a word-overlap test dropped such parts)."""
@@ -84,9 +84,9 @@ def decompose(question, max_parts=MAX_PARTS, trace=None):
         s = LOOSE_PLACEHOLDER.sub(lambda m: f"[ANSWER_{m.group(1) or m.group(2)}]", " ".join(str(s).split()))
         if not re.search(r"[A-Za-z0-9]", PLACEHOLDER.sub("", s)):
             warn(f"sub-question {n} is empty, dropped")
-        elif restates(s, question):
+        elif _restates(s, question):
             warn(f"sub-question {n} repeats the question, dropped")
-        elif any(repeats(s, k, 1.0) for k in kept):
+        elif any(_repeats(s, k, 1.0) for k in kept):
             warn(f"sub-question {n} repeats an earlier one, dropped")
         else:
             kept.append(s)
@@ -116,7 +116,7 @@ def _ask_first(subs, look_up, question, max_parts, warn):
     if not out or "[ANSWER_0]" not in out[0]:
         return out
     words = look_up.split()
-    if len(words) < 2 or look_up.lower() in ("nothing", "none") or restates(look_up, question) or len(out) >= max_parts:
+    if len(words) < 2 or look_up.lower() in ("nothing", "none") or _restates(look_up, question) or len(out) >= max_parts:
         return out
     warn(f"sub-question 1 waits for an answer no step asks for: 'What is {look_up}?' asked first")
     shift = lambda s: PLACEHOLDER.sub(lambda m: f"[ANSWER_{int(m.group(1)) + 1}]", s)

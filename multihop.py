@@ -18,8 +18,7 @@ shared the 2 cores (RAG_THREADS=1), roughly 20-30 s on idle cores.
   own, merged round-robin by rank without repeated chunk ids, cut to `final_k`, one cited answer.
 - `iterative_answer()` (sequential): hop 0 retrieves the question; hop N fills [ANSWER_N] from earlier hop
   answers, retrieves, answers in a few words naming its source; before an independent step (no placeholder
-  left) it asks whether the facts already answer the question and stops if so; when the planned steps run out
-  first, it asks for the next question to look up (next_step(), up to max_hops in all). The final prompt holds each
+  left) it asks whether the facts already answer the question and stops if so. The final prompt holds each
   hop's evidence chunk first, and the hop answers ride along with the question as notes. A placeholder that
   cannot be filled (a hop found nothing, or it points forward) breaks the chain: single-hop fallback.
 Every answer is generate()'s dict plus `mode`, `trace` (list of steps), `fallback` (reason or None),
@@ -32,7 +31,7 @@ from itertools import zip_longest
 from pathlib import Path
 
 import llm
-from decompose import MAX_PARTS, PLACEHOLDER, fill, plan, repeats, restates
+from decompose import MAX_PARTS, PLACEHOLDER, fill, plan
 from generate import check_question, format_sources, generate, is_idk, print_result as print_answer
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, retrieve_chunks
 from router import learned_route, load_router, needs_decomposition, shots
@@ -42,7 +41,7 @@ MODES = ("single", "parallel", "iterative")
 HOP_K = 3            # chunks retrieved per sub-question / hop
 FINAL_K = 4          # chunks in the final prompt: generate()'s k, so every mode is compared at equal context
 VERSION = "multihop-v2"   # bump when answers change for the same prompts: router_eval's cached rows then recompute
-ITERATIVE_VERSION = "iterative-v3"  # iterative_answer() alone (v2: "unknown" hops retried deeper; v3: next_step())
+ITERATIVE_VERSION = "iterative-v2"  # iterative_answer() alone (v2: an "unknown" hop is retried on deeper chunks)
 HOP_SYSTEM = """Answer the question from the sources in a few words (a name, place, date or number), not a sentence,
 and give the ID of the source that states it. If no source states it, answer "unknown" with source "none".
 
@@ -61,19 +60,6 @@ Facts: Who was the architect of the Halvard Tower? -> Lena Osk; In which country
 Question: In which country was the architect of the Halvard Tower born?
 {"answerable": "yes"}"""
 YES_NO = {"type": "string", "enum": ["yes", "no"]}
-
-# after the planned hops: 9 of the 25 supporting documents iterative missed (router_eval, 50 multi questions)
-# belonged to chains the plan cut to one step ("What is Grace Krilanovich's first novel?" and no publisher)
-NEXT_SYSTEM = """You get a question and the facts found so far. If the facts alone give the answer, say "yes" and
-leave next_question empty. Otherwise say "no" and write the one simple question to look up next: name what the
-facts found instead of describing it, and never repeat a question already in the facts.
-
-Facts: Which river flows through Dunmere? -> the Arl
-Question: The river that flows through Dunmere is a tributary of which river?
-{"answerable": "no", "next_question": "The Arl is a tributary of which river?"}
-Facts: Who was the architect of the Halvard Tower? -> Lena Osk; In which country was Lena Osk born? -> Norway
-Question: In which country was the architect of the Halvard Tower born?
-{"answerable": "yes", "next_question": ""}"""
 
 
 # ---- decomposition and hops ----
@@ -94,15 +80,6 @@ def is_answerable(question, facts):
     reply = llm.complete_json(f"Facts: {'; '.join(facts)}\nQuestion: {question}", schema, system=ANSWERABLE_SYSTEM,
                               max_tokens=16)
     return str(reply.get("answerable", "")).lower() == "yes"
-
-
-def next_step(question, facts):
-    """After the planned hops: (answerable?, the next question to look up or None). LLMError on a bad reply."""
-    schema = {"type": "object", "required": ["answerable", "next_question"], "properties": {
-        "answerable": YES_NO, "next_question": {"type": "string", "maxLength": 150}}}
-    reply = llm.complete_json(f"Facts: {'; '.join(facts)}\nQuestion: {question}", schema, system=NEXT_SYSTEM,
-                              max_tokens=80)
-    return str(reply.get("answerable", "")).lower() == "yes", " ".join(str(reply.get("next_question", "")).split()) or None
 
 
 def merge_passages(lists, final_k=None, first=()):
@@ -190,12 +167,11 @@ def multihop_answer(question, k=HOP_K, final_k=FINAL_K, max_parts=MAX_PARTS, sub
 
 
 def iterative_answer(question, max_hops=MAX_PARTS, k=HOP_K, final_k=FINAL_K, sub_questions=None, stop_early=True,
-                     extend=True, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER):
+                     corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER):
     """Sequential: hop by hop, [ANSWER_N] filled from earlier answers, retrieved, answered; stops when the
-    facts answer the question (asked only when no later step waits for an answer). When the planned steps
-    run out first, next_step() asks for one more question while hops are left (extend=False: never). One
-    cited answer, each hop's evidence chunk first. A broken chain falls back to single_answer(), the reason
-    in `fallback` and the trace. final_k=None keeps every chunk seen."""
+    facts answer the question (asked only when no later step waits for an answer); one cited answer, each
+    hop's evidence chunk first. A broken chain falls back to single_answer(), the reason in `fallback` and
+    the trace. final_k=None keeps every chunk seen."""
     question, trace, start = check_question(question), [], time.perf_counter()
     with llm.counting() as cost:
         subs = plan(question, max_hops, trace) if sub_questions is None else list(sub_questions)
@@ -203,50 +179,29 @@ def iterative_answer(question, max_hops=MAX_PARTS, k=HOP_K, final_k=FINAL_K, sub
             trace.append({"step": "warning", "message": f"{len(subs)} sub-questions, max_hops {max_hops}: the rest dropped"})
         answers, evidence, facts, broken = [], [], [], None if subs else "no usable decomposition"
         lists = [_retrieve(question, k, 0, trace, corpus, chunker)]  # hop 0: the question itself, no model call
-
-        def ask(n, sub, query):  # one hop, recorded
-            answer, source = _hop(query, n, k, lists, trace, corpus, chunker)
-            answers.append(answer)
-            evidence.extend([source] if source else [])
-            facts.extend([f"{query} -> {answer}"] if answer else [])
-            trace.append({"step": "hop", "n": n, "sub_question": sub, "query": query, "answer": answer, "source": source})
-            if answer is None:
-                trace.append({"step": "warning", "message": f"hop {n}: no answer found"})
-            return answer
-
-        done = False
         for n, sub in enumerate(subs[:max_hops], 1):
             query, bad = fill(sub, answers)
             if bad:
                 broken = f"hop {n}: placeholder [ANSWER_{bad[0]}] never filled in {sub!r}"
                 break
-            if ask(n, sub, query) and stop_early and n < min(len(subs), max_hops) \
-                    and not any(map(PLACEHOLDER.search, subs[n:max_hops])):
+            answer, source = _hop(query, n, k, lists, trace, corpus, chunker)
+            answers.append(answer)
+            evidence += [source] if source else []
+            facts += [f"{query} -> {answer}"] if answer else []
+            trace.append({"step": "hop", "n": n, "sub_question": sub, "query": query, "answer": answer, "source": source})
+            if answer is None:
+                trace.append({"step": "warning", "message": f"hop {n}: no answer found"})
+            elif stop_early and n < min(len(subs), max_hops) and not any(map(PLACEHOLDER.search, subs[n:max_hops])):
                 # only before independent steps: asked mid-chain, the model took the bridge entity for the
                 # answer ("New Delhi" for a monsoon question) and skipped the hop that finds the answer
                 try:
                     done = is_answerable(question, facts)
                 except llm.LLMError as e:
+                    done = False
                     trace.append({"step": "warning", "message": f"answerable check unreadable: {e}"})
                 trace.append({"step": "answerable", "after_hop": n, "answerable": done})
                 if done:
                     break
-        while extend and not (broken or done) and facts and len(answers) < max_hops:
-            try:
-                done, query = next_step(question, facts)
-            except llm.LLMError as e:
-                trace.append({"step": "warning", "message": f"next step unreadable: {e}"})
-                break
-            asked = [s["query"] for s in trace if s["step"] == "hop"]
-            stop = ("the facts answer the question" if done else "no next question" if not query
-                    else "it asks the whole question" if restates(query, question)
-                    else "it waits for an unnamed answer" if PLACEHOLDER.search(query)
-                    else "it repeats an earlier hop" if any(repeats(query, a) for a in asked) else None)
-            trace.append({"step": "next", "after_hop": len(answers), "answerable": done, "next_question": query,
-                          "stop": stop})
-            if stop:
-                break
-            ask(len(answers) + 1, query, query)
         seen = [p for ps in lists for p in ps]
         if broken:
             result = single_answer(question, final_k or FINAL_K, corpus, chunker, trace=trace, reason=broken)
@@ -263,8 +218,7 @@ def iterative_answer(question, max_hops=MAX_PARTS, k=HOP_K, final_k=FINAL_K, sub
 def smart_answer(question, router="learned", router_model=None, k=HOP_K, final_k=FINAL_K, max_hops=MAX_PARTS,
                  corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER):
     """Route, then: single -> single_answer(); multi -> decompose, then iterative_answer() when a sub-question
-    waits for an earlier answer ([ANSWER_N]) or there is only one, multihop_answer() when two or more parts are
-    independent (comparisons).
+    waits for an earlier answer ([ANSWER_N]), multihop_answer() when the parts are independent (comparisons).
     The saved learned router was fitted on golden.json: do not score its routing on those questions here
     (router_eval.py scores out-of-fold predictions)."""
     question, trace, start = check_question(question), [], time.perf_counter()
@@ -285,7 +239,7 @@ def smart_answer(question, router="learned", router_model=None, k=HOP_K, final_k
         subs = plan(question, max_hops, trace) if multi else []
         if not subs:
             result = single_answer(question, final_k, corpus, chunker, [], "no usable decomposition" if multi else None)
-        elif len(subs) == 1 or any(PLACEHOLDER.search(s) for s in subs):  # one step: next_step() may find more
+        elif any(PLACEHOLDER.search(s) for s in subs):
             result = iterative_answer(question, max_hops, k, final_k, subs, corpus=corpus, chunker=chunker)
         else:
             result = multihop_answer(question, k, final_k, max_hops, subs, corpus=corpus, chunker=chunker)
@@ -304,9 +258,6 @@ def print_result(r):
             print(f"hop {s['hop']} retrieve {s['query']!r}: {', '.join(s['chunks'])}")
         elif s["step"] == "hop":
             print(f"hop {s['n']} answer: {s['answer']} (source {s['source']})")
-        elif s["step"] == "next":
-            print(f"  next step after hop {s['after_hop']}: answerable {s['answerable']}, next {s['next_question']!r}"
-                  + (f", stop: {s['stop']}" if s["stop"] else ""))
         elif s["step"] in ("warning", "fallback", "answerable"):
             print(f"  {s['step']}: " + (s.get("message") or s.get("reason")
                                          or f"after hop {s['after_hop']}: {s['answerable']}"))

@@ -112,9 +112,6 @@ def describe_step(s):
         return f"retrieve{at} {s['query']!r}: {_short(s['chunks'])}"
     if kind == "hop":
         return f"hop {s['n']}: {s['query']} -> {s['answer'] or 'no answer'} (source {s['source'] or 'none'})"
-    if kind == "next":
-        stop = f" (stop: {s['stop']})" if s.get("stop") else ""
-        return f"next step after hop {s['after_hop']}: {'answerable' if s['answerable'] else repr(s['next_question'])}{stop}"
     if kind == "trigger":
         return (f"trigger {s['retrieval']}: confidence {s['confidence']:.2f} on {_short([w for w, _ in s['low']])}; "
                 f"query {s['query']!r} brought {_short(s['labels']) or 'nothing new'}")

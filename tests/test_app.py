@@ -59,8 +59,6 @@ def scripted_reply(messages, schema):
     if "sub_questions" in props:
         return json.dumps({"look_up_first": "the designer", "sub_questions": ["Who designed Ashford Bridge?",
                                                                               "In which village was [ANSWER_1] born?"]})
-    if "next_question" in props:  # after the planned hops: the facts answer the question
-        return json.dumps({"answerable": "yes", "next_question": ""})
     if "answerable" in props:
         return json.dumps({"answerable": "no"})
     if "source" in props:  # a hop
@@ -142,8 +140,7 @@ def test_render_trace_route_hops_and_cost(corpus):
                            {"engine": "scripted", "model": "scripted"})
     assert "route: iterative -&gt; iterative" in out
     assert "hop 1: Who designed Ashford Bridge? -&gt; Tomas Vell" in out and "hop 2: In which village was Tomas Vell born?" in out
-    assert "next step after hop 2: answerable (stop: the facts answer the question)" in out
-    assert re.search(r"<td>answer</td><td>5</td>", out) and "<td>citation check</td><td>3</td>" in out
+    assert re.search(r"<td>answer</td><td>4</td>", out) and "<td>citation check</td><td>3</td>" in out
     assert "engine scripted" in out
 
 
