@@ -62,7 +62,7 @@ Question: In which country was the architect of the Halvard Tower born?
 YES_NO = {"type": "string", "enum": ["yes", "no"]}
 
 
-# ---- decomposition and hops ----
+# ---- hops ----
 
 def answer_hop(query, passages):
     """One hop -> (short answer or None, chunk_id of its source or None). LLMError on a bad reply."""
