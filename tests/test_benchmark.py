@@ -14,8 +14,8 @@ import sys
 import pytest
 
 import benchmark
-import flare
 import decompose
+import flare
 import graphrag
 import judge
 import llm
