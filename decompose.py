@@ -47,10 +47,10 @@ Never copy the whole question.
             ("look_up_first", "sub_questions"))
 
 
-def _repeats(a, b, overlap=0.8):
-    """True when two questions share (nearly) all their words: a rephrasing, not a part."""
+def _same_words(a, b):
+    """True when two questions use the same words, in any order or case: a duplicate, not another part."""
     x, y = (set(re.findall(r"[a-z0-9]+", s.lower())) for s in (a, b))
-    return bool(x and y) and len(x & y) / len(x | y) >= overlap
+    return bool(x) and x == y
 
 
 def _content_words(text):
@@ -86,7 +86,7 @@ def decompose(question, max_parts=MAX_PARTS, trace=None):
             warn(f"sub-question {n} is empty, dropped")
         elif _restates(s, question):
             warn(f"sub-question {n} repeats the question, dropped")
-        elif any(_repeats(s, k, 1.0) for k in kept):
+        elif any(_same_words(s, k) for k in kept):
             warn(f"sub-question {n} repeats an earlier one, dropped")
         else:
             kept.append(s)
