@@ -23,6 +23,7 @@ the hop's claim with the previous hop's answer (the bridge entity) against the s
 """
 import argparse
 import json
+import os
 import re
 import string
 import sys
@@ -30,15 +31,17 @@ from collections import Counter
 from pathlib import Path
 
 import llm
-from bm25_baseline import doc_index
 from cache import Cache
-from retrieve import CORPUS_DIR, GOLDEN, eval_items, load_golden, retrieve_chunks
+from retrieve import CORPUS_DIR, GOLDEN, eval_items
 from vector_index import CorpusError
 
 HERE = Path(__file__).parent
 PROMPT_VERSION = "judge-v1"   # bump when the prompt changes, so old cached verdicts are not reused
 JUDGE_STYLES = ("evidence", "verdict")  # quote what the source says first, or the verdict alone
 JUDGE_STYLE = "verdict"    # measured better: results/judge_pairs*.json
+DESIGNS = ("verdict", "yes_prob", "answer", "answer_choice", "verdict_and_answer", "verdict_and_answer_choice")
+JUDGE_DESIGN = "verdict"   # chosen on the dev pairs: results/judge_eval_dev.json
+P_YES_THRESHOLD = 0.5      # yes_prob: P(YES) at or above this is a YES; chosen on the dev pairs
 VERDICT = {"type": "string", "enum": ["YES", "NO"]}
 SCHEMAS = {"verdict": {"type": "object", "properties": {"verdict": VERDICT}, "required": ["verdict"]},
            "evidence": {"type": "object", "properties": {"evidence": {"type": "string", "maxLength": 200},
@@ -91,28 +94,181 @@ def cache():
     return _CACHE
 
 
-def ask(prompt, **kw):
-    """The judge's plain question to the model -> text."""
-    return llm.complete(prompt, **kw)
-
-
 def _cached(kind, payload, compute):
     key = Cache.key(kind, PROMPT_VERSION, llm.engine_info()["model"], payload)
     hit = cache().get(key)
     return hit if hit is not None else cache().put(key, compute())
 
 
-def supports(claim, source, style=None):
-    """True when the source states the claim. Cached. supports('Vell designed it.', 'Vell designed it.') -> True"""
-    source, style = source[:MAX_SOURCE_CHARS], style or JUDGE_STYLE
+ANSWER_RULES = """You answer a question from a source. Use only the source, not your own knowledge.
+Reply with the shortest answer the source gives: a name, place, number, date or short phrase, copied from the
+source. The source may name several people, places and dates: give the one that answers exactly what is asked.
+If the source does not answer the question, the answer is "not stated"."""
 
-    def verdict():
-        reply = llm.complete_json(f"Source: {source}\nClaim: {claim}", SCHEMAS[style],
-                                  system=support_system(style), max_tokens=120)
-        return str(reply.get("verdict", "")).strip().upper() == "YES"
+ANSWER_EXAMPLES = [  # (source, question, answer): the same fictional facts as SUPPORT_EXAMPLES
+    ("Ashford Bridge is a stone bridge in Corran. It was designed by the engineer Tomas Vell in 1872.",
+     "Who designed Ashford Bridge?", "Tomas Vell"),
+    ("Ashford Bridge is a stone bridge in Corran. It was designed by the engineer Tomas Vell in 1872.",
+     "When was the bridge in Corran designed?", "1872"),
+    ("Hartmoor is a village in the county of Wessmark, known for its cheese fair.",
+     "In which village was Tomas Vell born?", "not stated"),
+    ("Corran is a market town on the River Lente.\n\nAshford Bridge is a stone bridge in Corran, designed by Tomas Vell.",
+     "On which river is the town where Ashford Bridge stands?", "River Lente"),
+]
+ANSWER_SCHEMA = {"type": "object", "properties": {"answer": {"type": "string", "maxLength": 80}},
+                 "required": ["answer"]}
+CLAIM_FORM = re.compile(r'^\s*The answer to "(.+)" is (.+?)\.?\s*$', re.S)  # how verifiers phrase a short answer
+BARE_ANSWER_WORDS = 6         # a claim this short and without a full stop, given with its question, is an answer
+NOT_STATED = {"not stated", "not given", "not mentioned", "unknown", "none", ""}
+
+
+def answer_system():
+    shots = [f"Source: {src}\nQuestion: {q}\n" + json.dumps({"answer": a}) for src, q, a in ANSWER_EXAMPLES]
+    return ANSWER_RULES + "\n\n" + "\n\n".join(shots)
+
+
+def claim_slot(claim, question=None, answer=None):
+    """(question, answer) a claim puts to the source, or None when it has none (then only the verdict counts):
+    the claim's own 'The answer to "q" is a.' form; else the given question with the given answer when the
+    claim states it, or with the claim itself when it is a bare answer of a few words.
+    'The answer to "Who designed it?" is Tomas Vell.' -> ('Who designed it?', 'Tomas Vell')
+    ('Vell, an engineer, designed it.', 'Who designed it?', 'Vell') -> ('Who designed it?', 'Vell')"""
+    if m := CLAIM_FORM.match(claim):
+        return m.group(1).strip(), m.group(2).strip()
+    if not question:
+        return None
+    if answer and normalize_answer(answer) not in NOT_STATED and named_in(claim, answer, 1.0):
+        return question, answer
+    bare = len(claim.split()) <= BARE_ANSWER_WORDS and not claim.rstrip().endswith((".", "!", "?"))
+    return (question, claim.strip()) if bare else None
+
+
+def answers_match(said, claimed):
+    """Whether the source's answer and the claim's agree: SQuAD-normalised equal, one inside the other,
+    or token F1 >= 0.5. ('the engineer Tomas Vell', 'Tomas Vell') -> True; ('Corran', 'Tomas Vell') -> False"""
+    s, c = normalize_answer(said), normalize_answer(claimed)
+    if s in NOT_STATED or not c:
+        return False
+    if set(re.findall(r"\d+", s)) != set(re.findall(r"\d+", c)) and re.search(r"\d", c):
+        return False  # 'June 6' is not 'June 30', whatever their shared words
+    return s == c or f" {c} " in f" {s} " or f" {s} " in f" {c} " or _token_f1(said, claimed) >= 0.5
+
+
+def _timed(kind, payload, compute):
+    """A cached model reply with the seconds and calls it cost when it was computed."""
+    def run():
+        with llm.counting() as cost:
+            value = compute()
+        return {"value": value, "seconds": round(cost["seconds"], 3), "calls": cost["calls"]}
+    return _cached(kind, payload, run)
+
+
+def verdict_reply(claim, source, style="verdict"):
+    """The YES/NO prompt: {"value": {"yes": bool, "p_yes": float}, "seconds", "calls"}. p_yes is the
+    probability of YES read from the verdict token's logprobs (1.0 / 0.0 when the engine gives none)."""
+    def compute():
+        response = llm.chat([{"role": "system", "content": support_system(style)},
+                             {"role": "user", "content": f"Source: {source}\nClaim: {claim}"}],
+                            schema=SCHEMAS[style], max_tokens=120, logprobs=True, top_logprobs=5)
+        try:
+            yes = str(json.loads(response.message.content or "").get("verdict", "")).strip().upper() == "YES"
+        except (ValueError, AttributeError):
+            raise llm.ReplyError(f"verdict is not JSON: {(response.message.content or '')[:80]!r}") from None
+        return {"yes": yes, "p_yes": _p_yes(response, yes)}
+    return _timed("verdict", [style, claim, source], compute)
+
+
+def _p_yes(response, yes):
+    """P(YES) / (P(YES) + P(NO)) at the verdict token, summed over its spellings in the top logprobs."""
+    import math
+    word = lambda t: t.strip().strip('"').upper()
+    for lp in response.logprobs or []:
+        if word(lp.token) in ("YES", "NO"):
+            top = [(word(t.token), math.exp(t.logprob)) for t in (lp.top_logprobs or [])] or [(word(lp.token), 1.0)]
+            p_y, p_n = (sum(p for w, p in top if w == v) for v in ("YES", "NO"))
+            return round(p_y / (p_y + p_n), 4) if p_y + p_n else float(yes)
+    return float(yes)
+
+
+def source_answer(question, source):
+    """What the source gives as the answer to `question` ("not stated" when nothing): cached reply."""
+    def compute():
+        return str(llm.complete_json(f"Source: {source}\nQuestion: {question}", ANSWER_SCHEMA,
+                                     system=answer_system(), max_tokens=60).get("answer", "")).strip()
+    return _timed("answer", [question, source], compute)
+
+
+CHOICE_RULES = """You pick which option the source gives as the answer to a question. Use only the source.
+Read the question carefully: the source may name several of the options, in different roles. Pick the one that
+answers exactly what is asked, or "not stated" when the source answers with none of them."""
+
+
+def choose(question, source, options):
+    """Which of `options` (or "not stated") the source gives as the answer: a cached reply."""
+    options = sorted(set(options))  # a fixed order that does not favour the claim's option
+    schema = {"type": "object", "properties": {"answer": {"type": "string", "enum": options + ["not stated"]}},
+              "required": ["answer"]}
+    listed = "\n".join(f"- {o}" for o in options + ["not stated"])
+    return _timed("choice", [question, source, options], lambda: str(llm.complete_json(
+        f"Source: {source}\nQuestion: {question}\nOptions:\n{listed}", schema, system=CHOICE_RULES,
+        max_tokens=60).get("answer", "")))
+
+
+def named_in(text, answer, share=0.5):
+    """At least `share` of the answer's words occur in the text: ('... engineer Tomas Vell ...', 'Tomas Vell') -> True"""
+    words, found = normalize_answer(answer).split(), set(normalize_answer(text).split())
+    return bool(words) and sum(w in found for w in words) / len(words) >= share
+
+
+def judge_claim(claim, source, design=None, style=None, question=None, answer=None):
+    """(supported, parts) under one judge design; parts holds each model reply used, with its seconds."""
+    design, style, source = design or JUDGE_DESIGN, style or JUDGE_STYLE, source[:MAX_SOURCE_CHARS]
+    slot = claim_slot(claim, question, answer)
+    parts = {}
+    if design in ("verdict", "yes_prob") or design.startswith("verdict_and") or slot is None:
+        parts["verdict"] = verdict_reply(claim, source, style)
+        v = parts["verdict"]["value"]
+        verdict = v["p_yes"] >= P_YES_THRESHOLD if design == "yes_prob" else v["yes"]
+        if design in ("verdict", "yes_prob") or slot is None or not verdict:
+            return verdict, parts
+    q, claimed = slot
+    parts["answer"] = source_answer(q, source)
+    said = parts["answer"]["value"]
+    if answers_match(said, claimed):
+        return True, parts
+    if not design.endswith("choice") or normalize_answer(said) in NOT_STATED or not named_in(source, claimed):
+        return False, parts
+    parts["choice"] = choose(q, source, [claimed, said])
+    return answers_match(parts["choice"]["value"], claimed) and not answers_match(parts["choice"]["value"], said), parts
+
+
+def version():
+    """What decides a verdict today: prompts, design, threshold, judge model. Part of every row cache key,
+    so rows judged by another judge are not reused. version() -> 'judge-v2/verdict_and_answer/0.5/-'"""
+    return f"{PROMPT_VERSION}/{JUDGE_DESIGN}/{P_YES_THRESHOLD}/{judge_model() or '-'}"
+
+
+def judge_model():
+    """RAG_JUDGE_MODEL: an Ollama fact-checking model that judges instead (e.g. bespoke-minicheck), or None."""
+    return os.environ.get("RAG_JUDGE_MODEL") or None
+
+
+def minicheck(claim, source, model):
+    """A fact-checking model's verdict, in the prompt format Bespoke-MiniCheck was trained on
+    ("Document: ...\nClaim: ..." -> "Yes"/"No"): a cached reply."""
+    return _timed("minicheck", [model, claim, source], lambda: llm.complete(
+        f"Document: {source}\nClaim: {claim}", model=model, max_tokens=4).strip().lower().startswith("yes"))
+
+
+def supports(claim, source, style=None, question=None, answer=None):
+    """True when the source states the claim. Cached. supports('Vell designed it.', 'Vell designed it.') -> True
+    `question` (and the short `answer` a sentence gives to it) let the judge check the claim's answer against
+    the source's own answer to the question (see claim_slot); without them a free sentence gets the verdict."""
     try:
-        return bool(_cached("supports", [style, claim, source], verdict))
-    except llm.ReplyError:  # an unusable verdict counts as "not supported" and is not cached
+        if judge_model():
+            return bool(minicheck(claim, source[:MAX_SOURCE_CHARS], judge_model())["value"])
+        return bool(judge_claim(claim, source, style=style, question=question, answer=answer)[0])
+    except llm.ReplyError:  # an unusable reply counts as "not supported" and is not cached
         return False
 
 
@@ -173,54 +329,6 @@ def audit(result, item):
             "em": exact_match(result["answer"], item), "f1": f1(result["answer"], item)}
 
 
-def build_pairs(golden, n, corpus=None):
-    """Labelled (claim, source, label, kind) pairs from MuSiQue decompositions; see the docstring."""
-    docs = doc_index(corpus or CORPUS_DIR)[0]
-    text = lambda d: f"{docs[d].title}\n{docs[d].text}"
-    pairs = {"yes": [], "no": [], "hard": []}
-    for item in (g for g in golden if g["type"] == "multi" and g.get("decomposition")):
-        answers = []
-        for hop in item["decomposition"]:
-            q = re.sub(r"#(\d+)", lambda m: answers[int(m.group(1)) - 1] if int(m.group(1)) <= len(answers)
-                       else m.group(0), hop["question"])
-            answers.append(hop["answer"])
-            if hop["doc"] not in docs or "#" in q:
-                continue
-            claim = f'The answer to "{q}" is {hop["answer"]}.'
-            pairs["yes"].append((claim, text(hop["doc"]), True, "yes"))
-            for p in retrieve_chunks(q, 4, corpus=corpus or CORPUS_DIR):
-                if p["doc"] not in item["supporting_docs"] and normalize_answer(hop["answer"]) not in normalize_answer(p["text"]):
-                    pairs["no"].append((claim, text(p["doc"]), False, "no"))
-                    break
-            if len(answers) > 1 and normalize_answer(answers[-2]) != normalize_answer(hop["answer"]):
-                pairs["hard"].append((f'The answer to "{q}" is {answers[-2]}.', text(hop["doc"]), False, "hard"))
-    return [p for kind in ("yes", "no", "hard") for p in pairs[kind][:n]]
-
-
-def run_pairs(n, golden_path, json_path, style=None):
-    from tqdm import tqdm
-    pairs = build_pairs(load_golden(golden_path), n)
-    rows = []
-    for claim, source, label, kind in tqdm(pairs, desc="judge pairs", unit="pair", file=sys.stderr):
-        rows.append({"kind": kind, "label": label, "verdict": supports(claim, source, style), "claim": claim,
-                     "source": source[:300]})
-    table = {}
-    for kind in ("yes", "no", "hard"):
-        got = [r["verdict"] == r["label"] for r in rows if r["kind"] == kind]
-        table[kind] = {"n": len(got), "accuracy": sum(got) / max(1, len(got))}
-    main_pairs = [r["verdict"] == r["label"] for r in rows if r["kind"] != "hard"]
-    table["yes+no"] = {"n": len(main_pairs), "accuracy": sum(main_pairs) / max(1, len(main_pairs))}
-    table["all"] = {"n": len(rows), "accuracy": sum(r["verdict"] == r["label"] for r in rows) / max(1, len(rows))}
-    print(f"\n{'pairs':8} {'n':>4} {'accuracy':>9}")
-    for kind, r in table.items():
-        print(f"{kind:8} {r['n']:4} {r['accuracy']:9.3f}")
-    out = {"model": llm.engine_info(), "prompt_version": PROMPT_VERSION, "judge_style": style or JUDGE_STYLE,
-           "table": table, "pairs": rows}
-    json_path.parent.mkdir(parents=True, exist_ok=True)
-    json_path.write_text(json.dumps(out, indent=1) + "\n")
-    print(f"wrote {json_path}")
-
-
 def main():
     from generate import generate
     from tqdm import tqdm
@@ -228,15 +336,10 @@ def main():
     ap.add_argument("--limit", type=int, default=10, help="golden questions to audit (half single, half multi)")
     ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions")
     ap.add_argument("--corpus", type=Path, help="folder of .txt/.md documents (default corpus/)")
-    ap.add_argument("--pairs", type=int, default=0, help="instead: judge accuracy on N labelled pairs per kind")
-    ap.add_argument("--judge-style", choices=JUDGE_STYLES, default=JUDGE_STYLE, help="supports() prompt")
     ap.add_argument("--json", type=Path, help="write the table here")
     args = ap.parse_args()
-    print(f"model={llm.engine_info()['model']} golden={args.golden} "
-          + (f"pairs={args.pairs}" if args.pairs else f"limit={args.limit}"))
+    print(f"model={llm.engine_info()['model']} judge={version()} golden={args.golden} limit={args.limit}")
     try:
-        if args.pairs:
-            return run_pairs(args.pairs, args.golden, args.json or HERE / "results" / "judge_pairs.json", args.judge_style)
         kw = {"corpus": args.corpus} if args.corpus else {}
         rows = []
         for item in tqdm(eval_items(args.golden, args.limit, args.corpus or CORPUS_DIR), desc="audit", unit="q", file=sys.stderr):

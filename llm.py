@@ -172,14 +172,15 @@ def _ollama_problem(client, host, model):
     return f"Ollama at {host} lacks {model}: run `ollama pull {model}` (it has: {', '.join(names) or 'none'})"
 
 
-def _route():
-    """(engine_info, ollama.Client) for the current environment, resolved once per setting."""
+def _route(model=None):
+    """(engine_info, ollama.Client) for the current environment, resolved once per setting. `model` names
+    an Ollama model for this call only (e.g. the judge's RAG_JUDGE_MODEL): it needs an Ollama server."""
     if _scripted is not None:
-        return ({"engine": "scripted", "model": _scripted.name, "host": "in-process", "gguf": None},
+        return ({"engine": "scripted", "model": model or _scripted.name, "host": "in-process", "gguf": None},
                 ollama.Client("http://scripted", transport=engine.Transport(_scripted)))
     env = os.environ
-    key = (env.get("RAG_LLM", "auto"), env.get("OLLAMA_HOST") or DEFAULT_HOST,
-           env.get("RAG_MODEL") or DEFAULT_MODEL, env.get("RAG_GGUF"), env.get("RAG_CACHE_DIR"))
+    key = ("ollama" if model else env.get("RAG_LLM", "auto"), env.get("OLLAMA_HOST") or DEFAULT_HOST,
+           model or env.get("RAG_MODEL") or DEFAULT_MODEL, env.get("RAG_GGUF"), env.get("RAG_CACHE_DIR"))
     mode, host, model, gguf, _ = key
     with _STATE_LOCK:
         if key in _ROUTES:
@@ -190,7 +191,8 @@ def _route():
     if mode != "embedded":
         problem = _ollama_problem(ollama.Client(host, timeout=PROBE_TIMEOUT), host, model)
         if problem and mode == "ollama":
-            raise LLMError(problem + " (or unset RAG_LLM to use the embedded engine)")
+            raise LLMError(problem + (" (or unset RAG_JUDGE_MODEL to judge with the answering model)" if model
+                                      else " (or unset RAG_LLM to use the embedded engine)"))
         if not problem:
             route = ({"engine": "ollama", "model": model, "host": host, "gguf": None}, ollama.Client(host))
     if route is None:
@@ -213,18 +215,19 @@ def use_model(scripted):
         _scripted = previous
 
 
-def engine_info():
+def engine_info(model=None):
     """{"engine": "ollama"|"embedded"|"scripted", "model", "host", "gguf"} for the current setting."""
-    return dict(_route()[0])
+    return dict(_route(model)[0])
 
 
 # ---- calling the model ----
 
 def chat(messages, *, schema=None, logprobs=False, top_logprobs=0, max_tokens=512,
-         temperature=0.0, seed=SEED, stop=None):
+         temperature=0.0, seed=SEED, stop=None, model=None):
     """One chat call; returns the client's ollama.ChatResponse. `schema` (a JSON schema) constrains
-    the reply. Example: chat([{"role": "user", "content": "Hi"}], max_tokens=8).message.content"""
-    info, client = _route()
+    the reply; `model` asks another Ollama model than RAG_MODEL (an Ollama server must have it).
+    Example: chat([{"role": "user", "content": "Hi"}], max_tokens=8).message.content"""
+    info, client = _route(model)
     options = {"temperature": temperature, "seed": seed, "num_predict": max_tokens, "num_ctx": N_CTX}
     if stop:
         options["stop"] = list(stop)

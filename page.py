@@ -11,6 +11,8 @@ import html
 import json
 from pathlib import Path
 
+from verify_citations import UNVERIFIED, answer_status
+
 MAX_SOURCE_CHARS = 1500     # of a cited chunk shown in its pop-up
 CSS = """
 .answer{position:relative}.chip{display:inline-block;position:static;margin:0 2px;font:600 12px/1.6 monospace;border-radius:9px;vertical-align:baseline}
@@ -26,7 +28,8 @@ CSS = """
 .chip:hover>.pop,.chip[open]>.pop{display:block}
 .pop .src{max-height:14em;overflow:auto;background:#f6f6f6;padding:4px 6px;margin:4px 0}
 .sentence{margin:6px 0;line-height:1.9}.sentence.unsupported{text-decoration:underline wavy #d9473b}
-.short{font-size:1.25em;font-weight:700;margin-bottom:6px}.notice{padding:6px 10px;border-radius:6px;background:#fff1c7}
+.short{font-size:1.25em;font-weight:700;margin-bottom:6px}.short.unverified{color:#8a1c13}
+.said{color:#666;margin-bottom:6px}.said s{color:#999}.notice{padding:6px 10px;border-radius:6px;background:#fff1c7}
 .status{padding:6px 10px;border-radius:6px;background:#eef3ff}.status.error{background:#fbd3d0}.status.done{background:#c8f0cf}
 .trace li{margin:3px 0}.trace .route{font-weight:700;margin-bottom:6px}.trace table td{padding:1px 8px}
 """
@@ -66,7 +69,12 @@ def render_answer(result, verdicts, notice=None):
     for bad in result.get("invalid_ids", []):
         invalid.setdefault(bad["sentence"], []).append(bad["id"])
     out = [f'<div class="notice">{esc(notice)}</div>'] if notice else []
-    out.append(f'<div class="short" data-answer>{esc(result.get("answer", ""))}</div>')
+    status = answer_status(result, verdicts)
+    if status == "unverified":  # the verdicts do not back it: never the headline
+        out.append(f'<div class="short unverified" data-answer="" data-status="unverified">{esc(UNVERIFIED.capitalize())}'
+                   f'</div><div class="said">the model said: <s>{esc(result.get("answer", ""))}</s></div>')
+    else:
+        out.append(f'<div class="short" data-answer data-status="{status}">{esc(result.get("answer", ""))}</div>')
     if result.get("error"):
         out.append(f'<div class="notice">The model\'s reply was unusable: {esc(result["error"])}</div>')
     for n, s in enumerate(result.get("sentences", [])):

@@ -23,6 +23,7 @@ import statistics
 import sys
 from pathlib import Path
 
+import judge
 import llm
 from generate import DEFAULT_STYLE, ORDERS, STYLES, check_question, generate, injection_markers
 from cache import Cache
@@ -43,12 +44,15 @@ def verify(result):
     questions kept the attacker's claim as "supported", with it 0% (n=36, results/injection.json); no
     document of corpus/ carries a marker, so clean runs are unchanged."""
     by_id = {p["id"]: p for p in result["passages"]}
+    # the question and short answer let the judge compare a sentence's answer with the source's own
+    slot = {} if result.get("idk") else {"question": result.get("question"), "answer": result.get("answer")}
+    check = lambda text, source: supports(text, source, **slot)
     out = []
     for s in result["sentences"]:
         cites = [c for c in s["cites"] if c in by_id]
         quarantined = {c: m for c in cites if (m := injection_markers(by_id[c]["text"]))}
         usable = [c for c in cites if c not in quarantined]
-        supported = bool(usable) and supports(s["text"], joined([by_id[c] for c in usable]))
+        supported = bool(usable) and check(s["text"], joined([by_id[c] for c in usable]))
         precise = {}
         for c in cites:
             if not supported or c in quarantined:
@@ -57,10 +61,27 @@ def verify(result):
                 precise[c] = True
             else:
                 others = [by_id[o] for o in usable if o != c]
-                precise[c] = supports(s["text"], by_id[c]["text"]) or not supports(s["text"], joined(others))
+                precise[c] = check(s["text"], by_id[c]["text"]) or not check(s["text"], joined(others))
         out.append({"text": s["text"], "cites": cites, "supported": supported, "precise": precise,
                     "quarantined": quarantined})
     return out
+
+
+def answer_status(result, verdicts):
+    """What the verdicts allow the short answer to be shown as: "verified" (every sentence supported),
+    "partly verified", "unverified" (no sentence supported: the answer is not shown as the answer), "idk",
+    "failed" (an unusable reply) or "unchecked" (verdicts None)."""
+    if result.get("error"):
+        return "failed"
+    if result.get("idk"):
+        return "idk"
+    if verdicts is None:
+        return "unchecked"
+    supported = sum(v["supported"] for v in verdicts)
+    return "unverified" if not supported else "verified" if supported == len(verdicts) else "partly verified"
+
+
+UNVERIFIED = "unverified: no sentence of this answer is supported by its sources"
 
 
 def question_row(result, item, verdicts, cost, judge_cost):
@@ -72,27 +93,36 @@ def question_row(result, item, verdicts, cost, judge_cost):
             "sentences": len(sentences), "cited": sum(bool(v["cites"]) for v in sentences),
             "supported": sum(v["supported"] for v in sentences), "citations": len(citations),
             "precise": sum(citations), "invalid": len(result["invalid_ids"]), "idk": bool(result["idk"]),
-            "error": bool(result.get("error")), "calls": cost["calls"], "prompt_tokens": cost["prompt_tokens"],
+            "error": bool(result.get("error")), "status": answer_status(result, verdicts), "calls": cost["calls"], "prompt_tokens": cost["prompt_tokens"],
             "completion_tokens": cost["completion_tokens"], "seconds": cost["seconds"],
             "judge_seconds": judge_cost["seconds"]}
 
 
 def evaluate(name, answer_fn, items, settings=None, fresh=False, progress=True):
     """Answer each golden item with answer_fn(question) -> a generate()-shaped result, verify its
-    citations, and return one row per question. Rows are cached per (name, settings, model, question),
-    so an interrupted run resumes and a rerun is instant; fresh=True recomputes (and re-caches)."""
+    citations, and return one row per question. Answers are cached per (name, settings, model, question)
+    and rows per answer and judge.version(), so an interrupted run resumes, a rerun is instant, and a new
+    judge re-judges the cached answers without asking for them again; fresh=True recomputes both."""
     from tqdm import tqdm
-    store, model, rows = Cache("rows"), llm.engine_info()["model"], []
+    store, answers, model, rows = Cache("rows"), Cache("answers"), llm.engine_info()["model"], []
     for item in tqdm(items, desc=name, unit="q", file=sys.stderr, disable=not progress):
-        key = Cache.key(name, settings or {}, model, item["question"], item["id"])
+        answer_key = Cache.key(name, settings or {}, model, item["question"], item["id"])
+        key = Cache.key(answer_key, judge.version())
         if not fresh and key in store:
             rows.append(store.get(key))
             continue
-        with llm.counting() as cost:
-            result = answer_fn(item["question"])
+        kept = None if fresh else answers.get(answer_key)
+        if kept is None:
+            with llm.counting() as cost:
+                result = answer_fn(item["question"])
+            kept = {"result": result, "cost": dict(cost)}
+            try:
+                answers.put(answer_key, kept)
+            except TypeError:  # a result that is not JSON (none of the lab's) is just not kept
+                pass
         with llm.counting() as judge_cost:
-            verdicts = verify(result)
-        rows.append(store.put(key, question_row(result, item, verdicts, cost, judge_cost)))
+            verdicts = verify(kept["result"])
+        rows.append(store.put(key, question_row(kept["result"], item, verdicts, kept["cost"], judge_cost)))
     return rows
 
 
@@ -120,7 +150,10 @@ def run(items, style=DEFAULT_STYLE, order="best_first", corpus=CORPUS_DIR, fresh
 
 
 def print_answer(result, verdicts):
-    print(f"\nquestion: {result['question']}\nanswer:   {result['answer']}")
+    status = answer_status(result, verdicts)
+    shown = (f"{UNVERIFIED.upper()[:10]}{UNVERIFIED[10:]} (the model said: {result['answer']})"
+             if status == "unverified" else f"{result['answer']}   [{status}]")
+    print(f"\nquestion: {result['question']}\nanswer:   {shown}")
     for n, v in enumerate(verdicts, 1):
         quarantined = v.get("quarantined", {})
         marks = " ".join(f"[{c}: " + (f"not allowed as support: {', '.join(quarantined[c])}" if c in quarantined

@@ -119,14 +119,103 @@ def test_cache_survives_a_torn_line_and_rewrites_itself(tmp_path, capsys):
     assert Cache.key("a", 1) == Cache.key("a", 1) != Cache.key("a", 2)
 
 
-def test_build_pairs_labels(corpus, golden_path):
+def test_judge_pairs_are_labelled_and_split_by_question(corpus, golden_path):
+    import judge_pairs
     from retrieve import load_golden
-    pairs = judge.build_pairs(load_golden(golden_path), 5, corpus)
-    kinds = {k: [p for p in pairs if p[3] == k] for k in ("yes", "no", "hard")}
-    assert kinds["yes"][0][:3] == ('The answer to "Who designed Ashford Bridge?" is Tomas Vell.',
-                                   "Ashford Bridge\n" + (corpus / "ashford-bridge.txt").read_text().split("\n", 1)[1].strip(), True)
-    assert kinds["hard"][0][0] == 'The answer to "In which village was Tomas Vell born?" is Tomas Vell.'
-    assert all(not label for _, _, label, _ in kinds["no"] + kinds["hard"])
+    splits = judge_pairs.build(load_golden(golden_path), corpus, {"dev": 10, "test": 10})
+    rows = splits["dev"] + splits["test"]
+    fx4 = {r["kind"]: r for r in rows if r["group"] == "fx-4"}
+    assert fx4["support"]["label"] is True and fx4["hard"]["label"] is False and fx4["unrelated"]["label"] is False
+    # the hard claim gives a wrong answer that its own gold source names; the unrelated source lacks the answer
+    q, wrong = judge.claim_slot(fx4["hard"]["claim"])
+    assert judge.normalize_answer(wrong) != judge.normalize_answer(judge.claim_slot(fx4["support"]["claim"])[1])
+    assert judge_pairs.names(fx4["hard"]["source"], wrong) and fx4["hard"]["source"] == fx4["support"]["source"]
+    q, right = judge.claim_slot(fx4["unrelated"]["claim"])
+    assert not judge_pairs.names(fx4["unrelated"]["source"], right)
+    # no question feeds both sides, and the build is the same every time
+    assert not {r["group"] for r in splits["dev"]} & {r["group"] for r in splits["test"]}
+    assert judge_pairs.build(load_golden(golden_path), corpus, {"dev": 10, "test": 10}) == splits
+
+
+def test_number_and_entity_swaps_take_another_value_from_the_source():
+    import random
+    import judge_pairs
+    src = "The River Lente flows 84 km from the Brannock Hills, 12 km of them through Corran, since 1872."
+    assert judge_pairs.number_swap("84 km", src, random.Random(0)) == "12 km"
+    assert judge_pairs.number_swap("1999", src, random.Random(0)) == "1872"   # a year for a year
+    assert judge_pairs.entity_swap("Corran", "Where does the Lente flow?", src, random.Random(0)) == "River Lente" \
+        or judge_pairs.entity_swap("Corran", "Where does the Lente flow?", src, random.Random(0)) is None
+
+
+def answer_judge(messages, schema):
+    """SCRIPTED: the verdict says YES to everything (the old leniency); the source's answer to any question is
+    'Tomas Vell'; the multiple choice picks 'Tomas Vell' when offered."""
+    props = schema["properties"]
+    if "verdict" in props:
+        return '{"verdict": "YES"}'
+    if "enum" in props["answer"]:
+        return json.dumps({"answer": "Tomas Vell" if "Tomas Vell" in props["answer"]["enum"] else "not stated"})
+    return '{"answer": "the engineer Tomas Vell"}'
+
+
+@pytest.mark.parametrize("design, right, wrong, calls", [
+    ("verdict", True, True, 2), ("answer", True, False, 1), ("verdict_and_answer", True, False, 3),
+    ("answer_choice", True, False, 2)])  # the source's answer to a question is asked once, then cached
+def test_designs_catch_the_wrong_answer_the_verdict_lets_through(fresh_cache, design, right, wrong, calls):
+    src = "Ashford Bridge is in Corran. It was designed by the engineer Tomas Vell."
+    with llm.use_model(llm.ScriptedModel(answer_judge)) as m:
+        assert judge.judge_claim('The answer to "Who designed Ashford Bridge?" is Tomas Vell.', src, design)[0] is right
+        assert judge.judge_claim('The answer to "Who designed Ashford Bridge?" is Corran.', src, design)[0] is wrong
+        assert len(m.calls) == calls
+
+
+def test_supports_uses_the_question_and_answer_a_sentence_carries(fresh_cache, monkeypatch):
+    monkeypatch.setattr(judge, "JUDGE_DESIGN", "verdict_and_answer")
+    src = "Ashford Bridge is in Corran. It was designed by the engineer Tomas Vell."
+    q = "Who designed Ashford Bridge?"
+    with llm.use_model(llm.ScriptedModel(answer_judge)):
+        assert judge.supports("Ashford Bridge was designed by Corran in 1872.", src, question=q, answer="Corran") is False
+        assert judge.supports("Tomas Vell designed Ashford Bridge.", src, question=q, answer="Tomas Vell") is True
+        assert judge.supports("Ashford Bridge is in Corran.", src, question=q, answer="Tomas Vell") is True  # verdict only
+        assert judge.supports("Corran", src, question=q) is False   # a bare answer is the answer itself
+
+
+def test_answers_match_rules():
+    assert judge.answers_match("the engineer Tomas Vell", "Tomas Vell")
+    assert not judge.answers_match("June 6", "June 30")          # numbers must agree
+    assert not judge.answers_match("not stated", "Tomas Vell")
+    assert not judge.answers_match("Corran", "Tomas Vell")
+
+
+def test_p_yes_sums_spellings_of_the_verdict(fresh_cache):
+    reply = [('{"verdict": "', 0.0), ("YES", -0.1), ('"}', 0.0)]
+    with llm.use_model(llm.ScriptedModel([reply])):
+        got = judge.verdict_reply("claim", "source")["value"]
+    assert got["yes"] is True and 0 < got["p_yes"] <= 1
+
+
+def test_judge_model_goes_through_the_same_door(fresh_cache, monkeypatch):
+    """SCRIPTED stand-in for an Ollama fact-checking model (Bespoke-MiniCheck cannot run here), served over HTTP
+    as an Ollama API under that model's name: the real ollama client must ask for it by name."""
+    seen = []
+
+    def minicheck_model(messages, schema):
+        seen.append(messages[-1]["content"])
+        return "Yes" if "Vell" in messages[-1]["content"].split("Claim:")[0] else "No"
+    scripted = llm.ScriptedModel(minicheck_model)
+    scripted.name = "bespoke-minicheck"   # the served engine answers only requests for this model name
+    url, stop = llm.serve(model=scripted)
+    try:
+        monkeypatch.setenv("OLLAMA_HOST", url)
+        monkeypatch.setenv("RAG_JUDGE_MODEL", "bespoke-minicheck")
+        assert judge.supports("Vell designed it.", "Vell designed it.") is True
+        assert judge.supports("Vell designed it.", "Corran is a town.") is False
+        monkeypatch.setenv("RAG_JUDGE_MODEL", "no-such-judge")
+        with pytest.raises(llm.LLMError, match="ollama pull no-such-judge"):
+            judge.minicheck("c", "s", "no-such-judge")
+    finally:
+        stop()
+    assert seen[0] == "Document: Vell designed it.\nClaim: Vell designed it." and len(seen) == 2
 
 
 @pytest.mark.engine

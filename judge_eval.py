@@ -1,0 +1,136 @@
+"""Week 5, the judge on trial: every judge design on the labelled pairs, one table, confusion counts.
+
+    python judge_eval.py                         # test split (pairs/judge_test.jsonl), every design
+    python judge_eval.py --split dev             # the split the designs and threshold are chosen on
+    python judge_eval.py --limit 10 --designs verdict,answer --json results/judge_eval_test.json
+
+Expected output: the settings, a progress bar per model step, then one row per design: accuracy on
+support / unrelated / hard pairs, the confusion counts (TP FN on support, TN FP on the rest), model calls
+and judge seconds per pair. ~30 min for the 180 test pairs the first time on the embedded engine (two
+cores), seconds on a rerun: every reply is cached by judge.py. `--split dev` also prints the yes-probability
+threshold sweep. The pairs come from `python judge_pairs.py` (committed in pairs/).
+
+Designs (judge.DESIGNS; judge.supports() runs judge.JUDGE_DESIGN):
+- `verdict`: the old prompt, a schema-constrained YES/NO with worked examples;
+- `yes_prob`: the same call, YES when P(YES) read from the verdict token's logprobs clears a threshold
+  chosen on dev;
+- `answer`: the model answers the claim's question from the source, and the claim holds when its answer
+  matches the model's (SQuAD normalisation, containment or token F1 >= 0.5, numbers equal);
+- `answer_choice`: as `answer`, but when the two answers differ and the source names the claim's, the
+  model picks between them (multiple choice) and the claim holds if it picks the claim's;
+- `verdict_and_*`: the verdict must be YES as well.
+The seconds are those each reply cost when first computed (cached replies keep them), so a rerun from
+cache reports the same cost.
+"""
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import llm
+import judge
+from judge_pairs import KINDS, OUT_DIR, load
+from vector_index import CorpusError
+
+HERE = Path(__file__).parent
+THRESHOLDS = [round(0.05 * i, 2) for i in range(1, 20)]
+
+
+def run_design(pairs, design, progress=True):
+    """[(pair, supported, parts)] for one design; model steps run grouped by source (prompt cache)."""
+    from tqdm import tqdm
+    order = sorted(range(len(pairs)), key=lambda i: (pairs[i]["source"], pairs[i]["claim"]))
+    out = [None] * len(pairs)
+    for i in tqdm(order, desc=design, unit="pair", file=sys.stderr, disable=not progress):
+        p = pairs[i]
+        try:
+            ok, parts = judge.judge_claim(p["claim"], p["source"], design=design)
+        except llm.ReplyError:
+            ok, parts = False, {}
+        out[i] = (p, ok, parts)
+    return out
+
+
+def score(results):
+    """{kind: {n, accuracy, ...confusion}, calls, seconds} for one design's results."""
+    row = {}
+    for kind in KINDS:
+        got = [(p["label"], ok) for p, ok, _ in results if p["kind"] == kind]
+        right = sum(label == ok for label, ok in got)
+        row[kind] = {"n": len(got), "accuracy": right / max(1, len(got)),
+                     "yes": sum(ok for _, ok in got), "no": sum(not ok for _, ok in got)}
+    n = max(1, len(results))
+    row["calls"] = sum(part["calls"] for _, _, parts in results for part in parts.values()) / n
+    row["seconds"] = sum(part["seconds"] for _, _, parts in results for part in parts.values()) / n
+    return row
+
+
+def sweep(pairs):
+    """Accuracy per kind of `p_yes >= t` for each threshold (from the cached verdict replies)."""
+    rows = []
+    ps = [(p, judge.verdict_reply(p["claim"], p["source"][:judge.MAX_SOURCE_CHARS])["value"]["p_yes"]) for p in pairs]
+    for t in THRESHOLDS:
+        acc = {k: sum((py >= t) == p["label"] for p, py in ps if p["kind"] == k) / max(1, sum(p["kind"] == k for p, _ in ps))
+               for k in KINDS}
+        rows.append({"threshold": t, **acc, "mean": sum(acc.values()) / len(acc)})
+    return rows
+
+
+def print_table(table):
+    print(f"\n{'design':26} {'support':>8} {'unrel.':>7} {'hard':>6}   {'TP':>3} {'FN':>3} {'TN':>4} {'FP':>4}"
+          f" {'calls':>6} {'s/pair':>7}")
+    for design, r in table.items():
+        s, u, h = r["support"], r["unrelated"], r["hard"]
+        print(f"{design:26} {s['accuracy']:8.3f} {u['accuracy']:7.3f} {h['accuracy']:6.3f}   {s['yes']:3} {s['no']:3}"
+              f" {u['no'] + h['no']:4} {u['yes'] + h['yes']:4} {r['calls']:6.2f} {r['seconds']:7.2f}")
+    n = next(iter(table.values()))
+    print(f"n: support {n['support']['n']}, unrelated {n['unrelated']['n']}, hard {n['hard']['n']}"
+          " (TP/FN: support pairs judged yes/no; TN/FP: unrelated + hard pairs judged no/yes)")
+
+
+def main():
+    ap = argparse.ArgumentParser(description="Every judge design on the labelled pairs: accuracy per kind, "
+                                             "confusion counts, cost.")
+    ap.add_argument("--split", choices=("dev", "test"), default="test", help="which pairs file (pairs/judge_*.jsonl)")
+    ap.add_argument("--pairs", type=Path, help="another pairs file (JSON lines from judge_pairs.py)")
+    ap.add_argument("--designs", default=",".join(judge.DESIGNS), help="comma-separated, from: " + ", ".join(judge.DESIGNS))
+    ap.add_argument("--limit", type=int, default=0, help="pairs per kind (0: all)")
+    ap.add_argument("--json", type=Path, help="write the table and every pair's verdicts here")
+    args = ap.parse_args()
+    designs = [d.strip() for d in args.designs.split(",") if d.strip()]
+    if bad := [d for d in designs if d not in judge.DESIGNS]:
+        sys.exit(f"judge_eval: unknown design {', '.join(bad)}: choose from {', '.join(judge.DESIGNS)}")
+    path = args.pairs or OUT_DIR / f"judge_{args.split}.jsonl"
+    if not path.exists():
+        sys.exit(f"judge_eval: no pairs file {path}: run `python judge_pairs.py` first")
+    pairs = load(path)
+    if args.limit > 0:
+        pairs = [p for k in KINDS for p in [q for q in pairs if q["kind"] == k][:args.limit]]
+    print(f"model={llm.engine_info()['model']} pairs={path} n={len(pairs)} designs={','.join(designs)} "
+          f"default={judge.JUDGE_DESIGN} p_yes>={judge.P_YES_THRESHOLD}")
+    table, verdicts = {}, {}
+    try:
+        for design in designs:
+            results = run_design(pairs, design)
+            table[design] = score(results)
+            verdicts[design] = [ok for _, ok, _ in results]
+    except (llm.LLMError, CorpusError) as e:
+        sys.exit(f"judge_eval: {e}")
+    print_table(table)
+    out = {"model": llm.engine_info(), "prompt_version": judge.PROMPT_VERSION, "pairs_file": path.name,
+           "p_yes_threshold": judge.P_YES_THRESHOLD, "default_design": judge.JUDGE_DESIGN, "table": table}
+    if "yes_prob" in designs or "verdict" in designs:
+        out["p_yes_sweep"] = sweep(pairs)
+        best = max(out["p_yes_sweep"], key=lambda r: (min(r[k] for k in KINDS), r["mean"]))
+        print(f"yes_prob sweep: best threshold by worst kind {best['threshold']} "
+              + " ".join(f"{k} {best[k]:.3f}" for k in KINDS))
+    if args.json:
+        out["pairs"] = [{"id": p["id"], "kind": p["kind"], "subtype": p["subtype"], "label": p["label"],
+                         **{d: verdicts[d][i] for d in designs}} for i, p in enumerate(pairs)]
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(out, indent=1) + "\n")
+        print(f"wrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()
