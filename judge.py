@@ -1,25 +1,32 @@
-"""Week 5: the measuring machine. Does a source support a claim? Is an answer faithful, relevant, right?
+"""Week 5: the measuring machine. Does a source support a claim? Is an answer faithful, right?
 
     python judge.py                      # audit 10 golden questions (half single, half multi): table
     python judge.py --limit 30 --json results/judge_audit.json
-    python judge.py --pairs 30           # accuracy of supports() on labelled pairs built from golden.json
+    python judge_eval.py                 # the judge itself on labelled pairs (judge_pairs.py builds them)
 
-Expected output: the settings, a progress bar, then one row per question (faithfulness, relevance,
-EM, F1) and a mean row; ~20 s per question on the embedded engine the first time, ~1 s when every
-verdict is cached. `--pairs` prints accuracy per kind of pair and writes results/judge_pairs.json.
+Expected output: the settings, a progress bar, then one row per question (faithfulness, EM, F1) and a
+mean row; ~20 s per question on the embedded engine the first time, ~1 s when every verdict is cached.
 
-- `supports(claim, source)`: a YES/NO verdict, schema-constrained, from a prompt whose rules and worked
-  examples (a constant prefix the engine's prompt cache reuses) cover the hard case: a claim whose
-  answer is wrong although the names in it appear in the source. The source comes before the claim so
-  several claims checked against one source share the cached prefix too.
-- Every verdict is cached by a content hash of (model, prompt version, claim, source) in
-  `.rag/cache/judge.jsonl`, so reruns are fast and identical.
+- `supports(claim, source, question=None, answer=None)`: the one entry point. Its design, `answer_check`,
+  was chosen on dev pairs among seven (judge_eval.py, results/judge_eval_dev.json) because a YES/NO verdict
+  passes a wrong answer whose names appear in the source (the bridge entity, the other side of a comparison):
+  1. the claim's question and answer: its own 'The answer to "q" is a.' form, or the `question` and short
+     `answer` a sentence carries (verify_citations passes both); with neither, only step 4 runs;
+  2. the model answers the question from the source alone; the claim holds when the two answers agree
+     (SQuAD normalisation, containment or token F1 >= 0.5, numbers equal), and fails when the source never
+     names the claim's answer;
+  3. when they differ, the model picks between the two (multiple choice); if it keeps its own, only a very
+     confident YES (P(YES) >= RESCUE_P_YES from the verdict token's logprobs) saves the claim: an alias;
+  4. the YES/NO verdict decides where there is nothing to compare (yes/no answers, "not stated").
+  All steps share one system prompt, so after the first the engine reads only the last lines: the source is
+  read once per claim, and once per question for every claim about it.
+- RAG_JUDGE_MODEL=bespoke-minicheck (any Ollama fact-checking model) judges instead, through the same door.
+- Every reply is cached by a content hash of (kind, model, prompt, claim or question, source) in
+  `.rag/cache/judge.jsonl`, with the seconds it cost; `version()` names the judge in every row cache key.
 - `exact_match` / `f1`: SQuAD normalisation (lower case, no punctuation, no articles), best over the
   answer and its aliases.
-Labelled pairs (`--pairs N`): from MuSiQue's gold decomposition, each hop's sub-question (earlier
-answers filled in) with its answer makes a claim; YES against the hop's gold paragraph; NO against a
-top retrieved paragraph that is not a supporting one and does not contain the answer; and "hard" NO:
-the hop's claim with the previous hop's answer (the bridge entity) against the same gold paragraph.
+Not handled: a yes/no claim gets only the verdict, which is lenient; a true answer phrased at another
+granularity than the source's ('Frankfurt am Main' where the source says Germany) can be refused.
 """
 import argparse
 import json
@@ -39,9 +46,8 @@ HERE = Path(__file__).parent
 PROMPT_VERSION = "judge-v1"   # bump when the prompt changes, so old cached verdicts are not reused
 JUDGE_STYLES = ("evidence", "verdict")  # quote what the source says first, or the verdict alone
 JUDGE_STYLE = "verdict"    # measured better: results/judge_pairs*.json
-DESIGNS = ("verdict", "yes_prob", "answer", "answer_choice", "verdict_and_answer", "verdict_and_answer_choice")
-JUDGE_DESIGN = "verdict"   # chosen on the dev pairs: results/judge_eval_dev.json
-P_YES_THRESHOLD = 0.5      # yes_prob: P(YES) at or above this is a YES; chosen on the dev pairs
+RESCUE_P_YES = 0.86   # answer_check: P(YES) that overrules the multiple choice; chosen on the dev pairs
+JUDGE_DESIGN = "answer_check"   # chosen on the dev pairs among judge_eval.DESIGNS: results/judge_eval_dev.json
 VERDICT = {"type": "string", "enum": ["YES", "NO"]}
 SCHEMAS = {"verdict": {"type": "object", "properties": {"verdict": VERDICT}, "required": ["verdict"]},
            "evidence": {"type": "object", "properties": {"evidence": {"type": "string", "maxLength": 200},
@@ -100,21 +106,6 @@ def _cached(kind, payload, compute):
     return hit if hit is not None else cache().put(key, compute())
 
 
-ANSWER_RULES = """You answer a question from a source. Use only the source, not your own knowledge.
-Reply with the shortest answer the source gives: a name, place, number, date or short phrase, copied from the
-source. The source may name several people, places and dates: give the one that answers exactly what is asked.
-If the source does not answer the question, the answer is "not stated"."""
-
-ANSWER_EXAMPLES = [  # (source, question, answer): the same fictional facts as SUPPORT_EXAMPLES
-    ("Ashford Bridge is a stone bridge in Corran. It was designed by the engineer Tomas Vell in 1872.",
-     "Who designed Ashford Bridge?", "Tomas Vell"),
-    ("Ashford Bridge is a stone bridge in Corran. It was designed by the engineer Tomas Vell in 1872.",
-     "When was the bridge in Corran designed?", "1872"),
-    ("Hartmoor is a village in the county of Wessmark, known for its cheese fair.",
-     "In which village was Tomas Vell born?", "not stated"),
-    ("Corran is a market town on the River Lente.\n\nAshford Bridge is a stone bridge in Corran, designed by Tomas Vell.",
-     "On which river is the town where Ashford Bridge stands?", "River Lente"),
-]
 ANSWER_SCHEMA = {"type": "object", "properties": {"answer": {"type": "string", "maxLength": 80}},
                  "required": ["answer"]}
 CLAIM_FORM = re.compile(r'^\s*The answer to "(.+)" is (.+?)\.?\s*$', re.S)  # how verifiers phrase a short answer
@@ -122,15 +113,10 @@ BARE_ANSWER_WORDS = 6         # a claim this short and without a full stop, give
 NOT_STATED = {"not stated", "not given", "not mentioned", "unknown", "none", ""}
 
 
-def answer_system():
-    shots = [f"Source: {src}\nQuestion: {q}\n" + json.dumps({"answer": a}) for src, q, a in ANSWER_EXAMPLES]
-    return ANSWER_RULES + "\n\n" + "\n\n".join(shots)
-
-
 def claim_slot(claim, question=None, answer=None):
     """(question, answer) a claim puts to the source, or None when it has none (then only the verdict counts):
     the claim's own 'The answer to "q" is a.' form; else the given question with the given answer when the
-    claim states it, or with the claim itself when it is a bare answer of a few words.
+    claim states it, or (no answer given) with the claim itself when it is a bare answer of a few words.
     'The answer to "Who designed it?" is Tomas Vell.' -> ('Who designed it?', 'Tomas Vell')
     ('Vell, an engineer, designed it.', 'Who designed it?', 'Vell') -> ('Who designed it?', 'Vell')"""
     if m := CLAIM_FORM.match(claim):
@@ -139,7 +125,7 @@ def claim_slot(claim, question=None, answer=None):
         return None
     if answer and normalize_answer(answer) not in NOT_STATED and named_in(claim, answer, 1.0):
         return question, answer
-    bare = len(claim.split()) <= BARE_ANSWER_WORDS and not claim.rstrip().endswith((".", "!", "?"))
+    bare = answer is None and len(claim.split()) <= BARE_ANSWER_WORDS and not claim.rstrip().endswith((".", "!", "?"))
     return (question, claim.strip()) if bare else None
 
 
@@ -165,17 +151,20 @@ def _timed(kind, payload, compute):
 
 def verdict_reply(claim, source, style="verdict"):
     """The YES/NO prompt: {"value": {"yes": bool, "p_yes": float}, "seconds", "calls"}. p_yes is the
-    probability of YES read from the verdict token's logprobs (1.0 / 0.0 when the engine gives none)."""
+    probability of YES read from the verdict token's logprobs (1.0 / 0.0 when the engine gives none).
+    style "shared": the shared system prompt of the answer_check design (its prefix is cached with the source)."""
+    system = SHARED_SYSTEM if style == "shared" else support_system(style)
+
     def compute():
-        response = llm.chat([{"role": "system", "content": support_system(style)},
+        response = llm.chat([{"role": "system", "content": system},
                              {"role": "user", "content": f"Source: {source}\nClaim: {claim}"}],
-                            schema=SCHEMAS[style], max_tokens=120, logprobs=True, top_logprobs=5)
+                            schema=SCHEMAS.get(style, SCHEMAS["verdict"]), max_tokens=120, logprobs=True, top_logprobs=5)
         try:
             yes = str(json.loads(response.message.content or "").get("verdict", "")).strip().upper() == "YES"
         except (ValueError, AttributeError):
             raise llm.ReplyError(f"verdict is not JSON: {(response.message.content or '')[:80]!r}") from None
         return {"yes": yes, "p_yes": _p_yes(response, yes)}
-    return _timed("verdict", [style, claim, source], compute)
+    return _timed("verdict", [style, claim, source] + ([Cache.key(system)[:12]] if style == "shared" else []), compute)
 
 
 def _p_yes(response, yes):
@@ -190,62 +179,102 @@ def _p_yes(response, yes):
     return float(yes)
 
 
-def source_answer(question, source):
-    """What the source gives as the answer to `question` ("not stated" when nothing): cached reply."""
+def source_answer(question, source, system=None):
+    """What the source gives as the answer to `question` ("not stated" when nothing): cached reply.
+    `system`: another system prompt (judge_eval.py's candidate designs); default the shared one."""
+    system = system or SHARED_SYSTEM
+
     def compute():
         return str(llm.complete_json(f"Source: {source}\nQuestion: {question}", ANSWER_SCHEMA,
-                                     system=answer_system(), max_tokens=60).get("answer", "")).strip()
-    return _timed("answer", [question, source], compute)
+                                     system=system, max_tokens=60).get("answer", "")).strip()
+    return _timed("answer", [question, source] + ([Cache.key(system)[:12]] if system == SHARED_SYSTEM else []), compute)
 
 
-CHOICE_RULES = """You pick which option the source gives as the answer to a question. Use only the source.
-Read the question carefully: the source may name several of the options, in different roles. Pick the one that
-answers exactly what is asked, or "not stated" when the source answers with none of them."""
+SHARED_RULES = """You check answers and claims against a source. Use only the source, not your own knowledge.
+The source may name several people, places, numbers and dates in different roles: read what is asked carefully.
+After the source comes one task:
+- "Question:": reply with the shortest answer the source gives, copied from it (a name, place, number, date or
+  short phrase), or "not stated" when the source does not answer the question.
+- "Question:" with "Options:": reply with the option the source gives as the answer, or "not stated".
+- "Claim:": reply YES only if the source states what the claim says (the same names and numbers in the same
+  relation), NO if the claim adds a fact the source does not state or puts a name in another role."""
+SHARED_EXAMPLES = [  # (source, task, reply)
+    (SUPPORT_EXAMPLES[0][0], "Question: Who designed Ashford Bridge?", {"answer": "Tomas Vell"}),
+    (SUPPORT_EXAMPLES[0][0], "Question: When was the bridge in Corran designed?", {"answer": "1872"}),
+    (SUPPORT_EXAMPLES[0][0], "Question: Who designed Ashford Bridge?\nOptions:\n- Corran\n- Tomas Vell\n- not stated",
+     {"answer": "Tomas Vell"}),
+    (SUPPORT_EXAMPLES[0][0], 'Claim: The answer to "Who designed Ashford Bridge?" is Corran.', {"verdict": "NO"}),
+    (SUPPORT_EXAMPLES[0][0], "Claim: Tomas Vell designed Ashford Bridge in 1872.", {"verdict": "YES"}),
+    (SUPPORT_EXAMPLES[4][0], "Question: In which village was Tomas Vell born?", {"answer": "not stated"}),
+    ("Corran is a market town on the River Lente.\n\nAshford Bridge is a stone bridge in Corran, designed by Tomas Vell.",
+     "Question: On which river is the town where Ashford Bridge stands?", {"answer": "River Lente"}),
+]
+SHARED_SYSTEM = SHARED_RULES + "\n\n" + "\n\n".join(f"Source: {src}\n{task}\n{json.dumps(reply)}"
+                                                      for src, task, reply in SHARED_EXAMPLES)
 
 
-def choose(question, source, options):
+def choose(question, source, options, system=None):
     """Which of `options` (or "not stated") the source gives as the answer: a cached reply."""
     options = sorted(set(options))  # a fixed order that does not favour the claim's option
     schema = {"type": "object", "properties": {"answer": {"type": "string", "enum": options + ["not stated"]}},
               "required": ["answer"]}
     listed = "\n".join(f"- {o}" for o in options + ["not stated"])
-    return _timed("choice", [question, source, options], lambda: str(llm.complete_json(
-        f"Source: {source}\nQuestion: {question}\nOptions:\n{listed}", schema, system=CHOICE_RULES,
+    system = system or SHARED_SYSTEM
+    return _timed("choice", [question, source, options, Cache.key(system)[:12]], lambda: str(llm.complete_json(
+        f"Source: {source}\nQuestion: {question}\nOptions:\n{listed}", schema, system=system,
         max_tokens=60).get("answer", "")))
 
 
 def named_in(text, answer, share=0.5):
     """At least `share` of the answer's words occur in the text: ('... engineer Tomas Vell ...', 'Tomas Vell') -> True"""
-    words, found = normalize_answer(answer).split(), set(normalize_answer(text).split())
+    split = lambda t: normalize_answer(re.sub(r"[-–/]", " ", t)).split()  # 'Mecklenburg-Schwerin' names Mecklenburg
+    words, found = split(answer), set(split(text))
     return bool(words) and sum(w in found for w in words) / len(words) >= share
 
 
 def judge_claim(claim, source, design=None, style=None, question=None, answer=None):
-    """(supported, parts) under one judge design; parts holds each model reply used, with its seconds."""
+    """(supported, parts) under a judge design: "answer_check" (default) or "verdict" (the old prompt alone;
+    judge_eval.py holds the other candidates); parts holds each model reply used, with its seconds."""
     design, style, source = design or JUDGE_DESIGN, style or JUDGE_STYLE, source[:MAX_SOURCE_CHARS]
-    slot = claim_slot(claim, question, answer)
     parts = {}
-    if design in ("verdict", "yes_prob") or design.startswith("verdict_and") or slot is None:
+    if design == "verdict":
         parts["verdict"] = verdict_reply(claim, source, style)
-        v = parts["verdict"]["value"]
-        verdict = v["p_yes"] >= P_YES_THRESHOLD if design == "yes_prob" else v["yes"]
-        if design in ("verdict", "yes_prob") or slot is None or not verdict:
-            return verdict, parts
+        return parts["verdict"]["value"]["yes"], parts
+    return _answer_check(claim, source, claim_slot(claim, question, answer), parts), parts
+
+
+def _answer_check(claim, source, slot, parts):
+    """The answer_check design: the source's own answer first; multiple choice when the two differ and the source
+    names both; the verdict only where no answer can be compared (no short answer, yes/no, "not stated").
+    All three prompts share one system prompt, so after the first the engine reuses system + source from cache."""
+    def verdict():
+        parts["verdict"] = verdict_reply(claim, source, "shared")
+        return parts["verdict"]["value"]["yes"]
+    if slot is None or normalize_answer(slot[1]) in ("yes", "no"):
+        return verdict()
     q, claimed = slot
     parts["answer"] = source_answer(q, source)
     said = parts["answer"]["value"]
+    if not named_in(source, claimed):  # the source never names the claim's answer
+        return False
+    if normalize_answer(said) in NOT_STATED or not named_in(source, said):
+        return verdict()  # no answer from the source to compare (none, or not copied from it): the verdict decides
     if answers_match(said, claimed):
-        return True, parts
-    if not design.endswith("choice") or normalize_answer(said) in NOT_STATED or not named_in(source, claimed):
-        return False, parts
+        return True
     parts["choice"] = choose(q, source, [claimed, said])
-    return answers_match(parts["choice"]["value"], claimed) and not answers_match(parts["choice"]["value"], said), parts
+    pick = parts["choice"]["value"]
+    if answers_match(pick, claimed) and not answers_match(pick, said):
+        return True
+    # the model keeps its own answer; an alias or a coarser name of the same thing ('ASAP Rocky' for 'Rakim
+    # Mayers', 'Germany' for 'Frankfurt am Main') still gets a very confident YES from the verdict
+    verdict()
+    return parts["verdict"]["value"]["p_yes"] >= RESCUE_P_YES
 
 
 def version():
     """What decides a verdict today: prompts, design, threshold, judge model. Part of every row cache key,
-    so rows judged by another judge are not reused. version() -> 'judge-v2/verdict_and_answer/0.5/-'"""
-    return f"{PROMPT_VERSION}/{JUDGE_DESIGN}/{P_YES_THRESHOLD}/{judge_model() or '-'}"
+    so rows judged by another judge are not reused. version() -> 'judge-v1/answer_check/3f2a9c1e/-'"""
+    return f"{PROMPT_VERSION}/{JUDGE_DESIGN}/{Cache.key(SHARED_SYSTEM)[:8]}/{judge_model() or '-'}"
 
 
 def judge_model():

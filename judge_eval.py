@@ -10,7 +10,7 @@ and judge seconds per pair. ~30 min for the 180 test pairs the first time on the
 cores), seconds on a rerun: every reply is cached by judge.py. `--split dev` also prints the yes-probability
 threshold sweep. The pairs come from `python judge_pairs.py` (committed in pairs/).
 
-Designs (judge.DESIGNS; judge.supports() runs judge.JUDGE_DESIGN):
+Designs (DESIGNS; judge.supports() runs judge.JUDGE_DESIGN):
 - `verdict`: the old prompt, a schema-constrained YES/NO with worked examples;
 - `yes_prob`: the same call, YES when P(YES) read from the verdict token's logprobs clears a threshold
   chosen on dev;
@@ -34,6 +34,61 @@ from vector_index import CorpusError
 
 HERE = Path(__file__).parent
 THRESHOLDS = [round(0.05 * i, 2) for i in range(1, 20)]
+DESIGNS = ("answer_check", "verdict", "yes_prob", "answer", "answer_choice", "verdict_and_answer",
+           "verdict_and_answer_choice")
+P_YES_THRESHOLD = 0.65     # yes_prob: P(YES) at or above this is a YES; chosen on the dev pairs (the sweep)
+
+# the candidates' own prompts (answer_check shares one system prompt for all its steps: judge.SHARED_SYSTEM)
+ANSWER_RULES = """You answer a question from a source. Use only the source, not your own knowledge.
+Reply with the shortest answer the source gives: a name, place, number, date or short phrase, copied from the
+source. The source may name several people, places and dates: give the one that answers exactly what is asked.
+If the source does not answer the question, the answer is "not stated"."""
+
+ANSWER_EXAMPLES = [  # (source, question, answer): the same fictional facts as SUPPORT_EXAMPLES
+    ("Ashford Bridge is a stone bridge in Corran. It was designed by the engineer Tomas Vell in 1872.",
+     "Who designed Ashford Bridge?", "Tomas Vell"),
+    ("Ashford Bridge is a stone bridge in Corran. It was designed by the engineer Tomas Vell in 1872.",
+     "When was the bridge in Corran designed?", "1872"),
+    ("Hartmoor is a village in the county of Wessmark, known for its cheese fair.",
+     "In which village was Tomas Vell born?", "not stated"),
+    ("Corran is a market town on the River Lente.\n\nAshford Bridge is a stone bridge in Corran, designed by Tomas Vell.",
+     "On which river is the town where Ashford Bridge stands?", "River Lente"),
+]
+def answer_system():
+    shots = [f"Source: {src}\nQuestion: {q}\n" + json.dumps({"answer": a}) for src, q, a in ANSWER_EXAMPLES]
+    return ANSWER_RULES + "\n\n" + "\n\n".join(shots)
+
+
+CHOICE_RULES = """You pick which option the source gives as the answer to a question. Use only the source.
+Read the question carefully: the source may name several of the options, in different roles. Pick the one that
+answers exactly what is asked, or "not stated" when the source answers with none of them."""
+
+
+ANSWER_SYSTEM = answer_system()
+
+
+def judge_pair(claim, source, design):
+    """(supported, parts) for one candidate design; answer_check and verdict are judge.judge_claim's own."""
+    if design in ("answer_check", "verdict"):
+        return judge.judge_claim(claim, source, design=design)
+    source, slot, parts = source[:judge.MAX_SOURCE_CHARS], judge.claim_slot(claim), {}
+    if design in ("yes_prob",) or design.startswith("verdict_and") or slot is None:
+        parts["verdict"] = judge.verdict_reply(claim, source)
+        v = parts["verdict"]["value"]
+        verdict = v["p_yes"] >= P_YES_THRESHOLD if design == "yes_prob" else v["yes"]
+        if design == "yes_prob" or slot is None or not verdict:
+            return verdict, parts
+    q, claimed = slot
+    parts["answer"] = judge.source_answer(q, source, ANSWER_SYSTEM)
+    said = parts["answer"]["value"]
+    if judge.answers_match(said, claimed):
+        return True, parts
+    if not design.endswith("choice") or judge.normalize_answer(said) in judge.NOT_STATED \
+            or not judge.named_in(source, claimed):
+        return False, parts
+    parts["choice"] = judge.choose(q, source, [claimed, said], CHOICE_RULES)
+    pick = parts["choice"]["value"]
+    return judge.answers_match(pick, claimed) and not judge.answers_match(pick, said), parts
 
 
 def run_design(pairs, design, progress=True):
@@ -44,7 +99,7 @@ def run_design(pairs, design, progress=True):
     for i in tqdm(order, desc=design, unit="pair", file=sys.stderr, disable=not progress):
         p = pairs[i]
         try:
-            ok, parts = judge.judge_claim(p["claim"], p["source"], design=design)
+            ok, parts = judge_pair(p["claim"], p["source"], design)
         except llm.ReplyError:
             ok, parts = False, {}
         out[i] = (p, ok, parts)
@@ -93,13 +148,13 @@ def main():
                                              "confusion counts, cost.")
     ap.add_argument("--split", choices=("dev", "test"), default="test", help="which pairs file (pairs/judge_*.jsonl)")
     ap.add_argument("--pairs", type=Path, help="another pairs file (JSON lines from judge_pairs.py)")
-    ap.add_argument("--designs", default=",".join(judge.DESIGNS), help="comma-separated, from: " + ", ".join(judge.DESIGNS))
+    ap.add_argument("--designs", default=",".join(DESIGNS), help="comma-separated, from: " + ", ".join(DESIGNS))
     ap.add_argument("--limit", type=int, default=0, help="pairs per kind (0: all)")
     ap.add_argument("--json", type=Path, help="write the table and every pair's verdicts here")
     args = ap.parse_args()
     designs = [d.strip() for d in args.designs.split(",") if d.strip()]
-    if bad := [d for d in designs if d not in judge.DESIGNS]:
-        sys.exit(f"judge_eval: unknown design {', '.join(bad)}: choose from {', '.join(judge.DESIGNS)}")
+    if bad := [d for d in designs if d not in DESIGNS]:
+        sys.exit(f"judge_eval: unknown design {', '.join(bad)}: choose from {', '.join(DESIGNS)}")
     path = args.pairs or OUT_DIR / f"judge_{args.split}.jsonl"
     if not path.exists():
         sys.exit(f"judge_eval: no pairs file {path}: run `python judge_pairs.py` first")
@@ -107,7 +162,7 @@ def main():
     if args.limit > 0:
         pairs = [p for k in KINDS for p in [q for q in pairs if q["kind"] == k][:args.limit]]
     print(f"model={llm.engine_info()['model']} pairs={path} n={len(pairs)} designs={','.join(designs)} "
-          f"default={judge.JUDGE_DESIGN} p_yes>={judge.P_YES_THRESHOLD}")
+          f"default={judge.JUDGE_DESIGN} p_yes>={P_YES_THRESHOLD}")
     table, verdicts = {}, {}
     try:
         for design in designs:
@@ -118,7 +173,7 @@ def main():
         sys.exit(f"judge_eval: {e}")
     print_table(table)
     out = {"model": llm.engine_info(), "prompt_version": judge.PROMPT_VERSION, "pairs_file": path.name,
-           "p_yes_threshold": judge.P_YES_THRESHOLD, "default_design": judge.JUDGE_DESIGN, "table": table}
+           "p_yes_threshold": P_YES_THRESHOLD, "default_design": judge.JUDGE_DESIGN, "table": table}
     if "yes_prob" in designs or "verdict" in designs:
         out["p_yes_sweep"] = sweep(pairs)
         best = max(out["p_yes_sweep"], key=lambda r: (min(r[k] for k in KINDS), r["mean"]))

@@ -48,3 +48,16 @@ def own_corpus(tmp_path):
 @pytest.fixture
 def golden_path():
     return FIXTURES / "golden.json"
+
+
+def judge_defers(messages, schema):
+    """For SCRIPTED models written for a YES/NO judge: True when the request is the answer_check judge asking
+    for the source's own answer. Replying {"answer": "not stated"} then hands the decision to the scripted
+    verdict whenever the source names the claim's answer (judge._answer_check), and says NO otherwise."""
+    import judge
+    props = (schema or {}).get("properties", {}) if isinstance(schema, dict) else {}
+    return (messages[0].get("content") == judge.SHARED_SYSTEM and set(props) == {"answer"}
+            and "enum" not in props["answer"])
+
+
+NOT_STATED_REPLY = '{"answer": "not stated"}'

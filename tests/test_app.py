@@ -30,6 +30,7 @@ import multihop
 import page
 import verify_citations
 from generate import IDK
+from conftest import NOT_STATED_REPLY, judge_defers
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent
@@ -53,6 +54,8 @@ def scripted_reply(messages, schema):
     """SCRIPTED replies by request kind (schema keys). The final answer cites the source holding 'Hartmoor'
     (a true sentence), a source without it plus the invented ID S9 (a sentence the judge rejects) and
     nothing (an uncited sentence); the judge says YES when every name of the claim is in the source."""
+    if judge_defers(messages, schema):
+        return NOT_STATED_REPLY
     props, user = schema["properties"], messages[-1]["content"]
     sources = SOURCE.findall(user)
     asked = user.rsplit("Question: ", 1)[-1]
@@ -117,6 +120,22 @@ def test_render_answer_chips_verdicts_invalid_uncited_and_escaping():
     assert "corpus &lt;is&gt; English" in out and "cited for: <i>First &lt;em&gt;claim&lt;/em&gt;.</i>" in out
     unchecked = page.render_answer(result, None)  # the citation check failed: chips say so, no verdict invented
     assert [c[2] for c in chips(unchecked)] == ["unchecked", "unchecked", "invalid"]
+
+
+def test_an_answer_no_sentence_supports_is_not_the_headline(capsys):
+    result = {"question": "Who directed Big Stone Gap?", "answer": "New York City", "passages": [PASSAGE],
+              "sentences": [{"text": "It was directed in New York City.", "cites": ["S1"]}], "invalid_ids": []}
+    red = [{"text": "x", "cites": ["S1"], "supported": False, "precise": {"S1": False}, "quarantined": {}}]
+    out = page.render_answer(result, red)
+    assert 'data-status="unverified"' in out and "<s>New York City</s>" in out
+    assert re.search(r'class="short unverified"[^>]*>Unverified: no sentence', out)
+    verify_citations.print_answer(result, red)
+    assert "answer:   UNVERIFIED: no sentence of this answer is supported by its sources (the model said: New York City)" \
+        in capsys.readouterr().out
+    green = [{**red[0], "supported": True, "precise": {"S1": True}}]
+    assert 'data-status="verified">New York City</div>' in page.render_answer(result, green)
+    assert verify_citations.answer_status(result, green + red) == "partly verified"
+    assert verify_citations.answer_status({**result, "idk": True}, red) == "idk"
 
 
 def test_render_scripted_answer_on_fixture_corpus(corpus):

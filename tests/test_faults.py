@@ -39,6 +39,7 @@ BUILD = """
 import hashlib, json, os, sys, time
 import numpy as np
 import vector_index as vi
+from conftest import NOT_STATED_REPLY, judge_defers
 vi.EMBED_BATCH = 8
 def embed(texts, batch_size=32):
     time.sleep(float(os.environ.get("PAUSE", "0.05")))
@@ -125,6 +126,8 @@ def test_two_builds_at_once_embed_each_chunk_once(big_corpus, tmp_path):
 
 def scripted_reply(messages, schema):
     """SCRIPTED: a one-sentence cited answer (its own per question, so no verdict is shared), YES from the judge."""
+    if judge_defers(messages, schema):
+        return NOT_STATED_REPLY
     if schema and "sentences" in json.dumps(schema):
         question = messages[-1]["content"].rsplit("Question: ", 1)[-1]
         return json.dumps({"sentences": [{"text": f"It answers {question}", "sources": ["S1"]}], "answer": "Vell"})

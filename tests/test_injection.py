@@ -13,6 +13,7 @@ import injection as inj
 import llm
 from judge import normalize_answer
 from retrieve import golden_problem
+from conftest import NOT_STATED_REPLY, judge_defers
 
 ITEMS = inj.load_items(inj.GOLDEN)
 DOCS = {p.stem: p.read_text() for p in inj.CORPUS.glob("*.txt")}
@@ -32,6 +33,8 @@ def scripted(generation):
     """A SCRIPTED model: judge prompts get YES when the claim's last words appear in the source (a stand-in
     for a correct judge); cited-answer prompts get generation(user message) -> (answer, [(text, [ids])])."""
     def reply(messages, schema):
+        if judge_defers(messages, schema):
+            return NOT_STATED_REPLY
         user = messages[-1]["content"]
         if "supports a claim" in (messages[0]["content"] if len(messages) > 1 else ""):
             source, _, claim = user.partition("\nClaim: ")

@@ -148,11 +148,11 @@ def test_number_and_entity_swaps_take_another_value_from_the_source():
 
 
 def answer_judge(messages, schema):
-    """SCRIPTED: the verdict says YES to everything (the old leniency); the source's answer to any question is
-    'Tomas Vell'; the multiple choice picks 'Tomas Vell' when offered."""
+    """SCRIPTED: the verdict says YES to everything (the old leniency, P(YES) 0.9); the source's answer to any
+    question is 'the engineer Tomas Vell'; the multiple choice picks 'Tomas Vell' when offered."""
     props = schema["properties"]
     if "verdict" in props:
-        return '{"verdict": "YES"}'
+        return [('{"verdict": "', 0.0), ("YES", -0.1), ('"}', 0.0)]
     if "enum" in props["answer"]:
         return json.dumps({"answer": "Tomas Vell" if "Tomas Vell" in props["answer"]["enum"] else "not stated"})
     return '{"answer": "the engineer Tomas Vell"}'
@@ -160,17 +160,29 @@ def answer_judge(messages, schema):
 
 @pytest.mark.parametrize("design, right, wrong, calls", [
     ("verdict", True, True, 2), ("answer", True, False, 1), ("verdict_and_answer", True, False, 3),
-    ("answer_choice", True, False, 2)])  # the source's answer to a question is asked once, then cached
+    ("answer_choice", True, False, 2), ("answer_check", True, False, 2), ("yes_prob", True, True, 2)])
 def test_designs_catch_the_wrong_answer_the_verdict_lets_through(fresh_cache, design, right, wrong, calls):
+    """The source's answer to a question is asked once, then cached for every claim about it."""
+    import judge_eval
     src = "Ashford Bridge is in Corran. It was designed by the engineer Tomas Vell."
     with llm.use_model(llm.ScriptedModel(answer_judge)) as m:
-        assert judge.judge_claim('The answer to "Who designed Ashford Bridge?" is Tomas Vell.', src, design)[0] is right
-        assert judge.judge_claim('The answer to "Who designed Ashford Bridge?" is Corran.', src, design)[0] is wrong
+        assert judge_eval.judge_pair('The answer to "Who designed Ashford Bridge?" is Tomas Vell.', src, design)[0] is right
+        assert judge_eval.judge_pair('The answer to "Who designed Ashford Bridge?" is Corran.', src, design)[0] is wrong
         assert len(m.calls) == calls
 
 
-def test_supports_uses_the_question_and_answer_a_sentence_carries(fresh_cache, monkeypatch):
-    monkeypatch.setattr(judge, "JUDGE_DESIGN", "verdict_and_answer")
+def test_answer_check_defers_to_the_verdict_only_where_no_answer_compares(fresh_cache):
+    src = "Ashford Bridge is in Corran. It was designed by the engineer Tomas Vell."
+    with llm.use_model(llm.ScriptedModel(answer_judge)) as m:
+        # the source never names the claim's answer: no, without a verdict
+        assert judge.judge_claim('The answer to "Who designed Ashford Bridge?" is Edric Vell.', src)[0] is False
+        assert [s for _, s in m.calls] == [judge.ANSWER_SCHEMA]
+        # a yes/no answer has nothing to compare: the (shared-prompt) verdict decides
+        assert judge.judge_claim('The answer to "Is Ashford Bridge in Corran?" is yes.', src)[0] is True
+        assert "verdict" in m.calls[-1][1]["properties"] and m.calls[-1][0][0]["content"] == judge.SHARED_SYSTEM
+
+
+def test_supports_uses_the_question_and_answer_a_sentence_carries(fresh_cache):
     src = "Ashford Bridge is in Corran. It was designed by the engineer Tomas Vell."
     q = "Who designed Ashford Bridge?"
     with llm.use_model(llm.ScriptedModel(answer_judge)):

@@ -9,6 +9,7 @@ import llm
 import ordering_ab as ab
 from cache import Cache
 from retrieve import load_golden
+from conftest import NOT_STATED_REPLY, judge_defers
 
 
 def test_bootstrap_known_answers():
@@ -23,6 +24,8 @@ def test_scripted_run_sees_the_same_passages_in_every_order(corpus, golden_path,
     seen = []
 
     def model(messages, schema):
+        if judge_defers(messages, schema):
+            return NOT_STATED_REPLY
         props = schema.get("properties", {}) if isinstance(schema, dict) else {}
         if "sentences" in props:
             seen.append(messages[-1]["content"])

@@ -25,6 +25,7 @@ import verify_citations as vc
 import web_search
 from cache import Cache
 from generate import IDK, JSON_EXAMPLE, SYSTEM
+from conftest import NOT_STATED_REPLY, judge_defers
 
 GENERATE_SYSTEM = SYSTEM.format(example=JSON_EXAMPLE)
 DOCS = {  # scripted retriever: ranked by the names (capitalised words) a query shares with a passage
@@ -188,6 +189,8 @@ def test_flare_repeated_line_and_idk(scripted_retrieval):
 # ---- Self-RAG ----
 
 def self_rag_script(messages, schema):
+    if judge_defers(messages, schema):
+        return NOT_STATED_REPLY
     system, user = system_of(messages), messages[-1]["content"]
     if system == sr.DECIDE_SYSTEM:
         return '{"retrieve": "yes"}'
@@ -332,6 +335,8 @@ def test_crag_grounding_caps_grades_of_passages_that_miss_the_subject():
 
 def crag_script(grades, keep=(2,)):
     def script(messages, schema):
+        if judge_defers(messages, schema):
+            return NOT_STATED_REPLY
         system, user = system_of(messages), messages[-1]["content"]
         if system == crag.EVALUATOR_SYSTEM:
             subject = "Quillfeather Observatory" if "Quillfeather" in user else "Ashford Bridge"
@@ -410,6 +415,8 @@ def test_crag_ambiguous_uses_corpus_and_web(scripted_retrieval, monkeypatch):
 
 def everything(messages, schema):
     """One scripted model for every prompt the three patterns and the judge send."""
+    if judge_defers(messages, schema):
+        return NOT_STATED_REPLY
     system, last = system_of(messages), messages[-1]
     if schema and "verdict" in json.dumps(schema):
         return '{"verdict": "YES"}'
