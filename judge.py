@@ -52,8 +52,6 @@ VERDICT = {"type": "string", "enum": ["YES", "NO"]}
 SCHEMAS = {"verdict": {"type": "object", "properties": {"verdict": VERDICT}, "required": ["verdict"]},
            "evidence": {"type": "object", "properties": {"evidence": {"type": "string", "maxLength": 200},
                                                          "verdict": VERDICT}, "required": ["evidence", "verdict"]}}
-SCORE_SCHEMA = {"type": "object", "properties": {"score": {"type": "integer", "enum": [1, 2, 3, 4, 5]}},
-                "required": ["score"]}
 MAX_SOURCE_CHARS = 6000       # a longer source is cut: a 1.5B model judges worse on very long inputs
 
 SUPPORT_RULES = """You check whether a source supports a claim. Use only the source, not your own knowledge.
@@ -82,13 +80,6 @@ def support_system(style):
     first = "\nFirst write as evidence what the source says about the claim, then the verdict." if style == "evidence" else ""
     return SUPPORT_RULES + first + "\n\n" + "\n\n".join(shots)
 
-
-RELEVANCE_PROMPT = """Question: {question}
-Answer: {answer}
-
-How directly does the answer respond to the question, whether or not it is correct?
-5 = answers exactly what was asked, 3 = partly or vaguely, 1 = does not answer it ("I don't know" is 1).
-Reply in JSON with "score"."""
 
 _CACHE = None
 
@@ -173,7 +164,9 @@ def _p_yes(response, yes):
     word = lambda t: t.strip().strip('"').upper()
     for lp in response.logprobs or []:
         if word(lp.token) in ("YES", "NO"):
-            top = [(word(t.token), math.exp(t.logprob)) for t in (lp.top_logprobs or [])] or [(word(lp.token), 1.0)]
+            p = math.exp(lp.logprob)  # without a top list: the chosen token's probability, the rest to the other
+            top = [(word(t.token), math.exp(t.logprob)) for t in (lp.top_logprobs or [])] \
+                or [(word(lp.token), p), ("NO" if word(lp.token) == "YES" else "YES", 1 - p)]
             p_y, p_n = (sum(p for w, p in top if w == v) for v in ("YES", "NO"))
             return round(p_y / (p_y + p_n), 4) if p_y + p_n else float(yes)
     return float(yes)
@@ -273,8 +266,8 @@ def _answer_check(claim, source, slot, parts):
 
 def version():
     """What decides a verdict today: prompts, design, threshold, judge model. Part of every row cache key,
-    so rows judged by another judge are not reused. version() -> 'judge-v1/answer_check/3f2a9c1e/-'"""
-    return f"{PROMPT_VERSION}/{JUDGE_DESIGN}/{Cache.key(SHARED_SYSTEM)[:8]}/{judge_model() or '-'}"
+    so rows judged by another judge are not reused. version() -> 'judge-v1/answer_check/3f2a9c1e/0.86/-'"""
+    return f"{PROMPT_VERSION}/{JUDGE_DESIGN}/{Cache.key(SHARED_SYSTEM)[:8]}/{RESCUE_P_YES}/{judge_model() or '-'}"
 
 
 def judge_model():
@@ -314,14 +307,6 @@ def faithfulness(sentences, passages):
     return sum(supports(s["text"], source) for s in sentences) / len(sentences)
 
 
-def relevance(question, answer):
-    """How directly the answer addresses the question, 0..1 (LLM score 1-5, rescaled). Cached."""
-    def score():
-        return llm.complete_json(RELEVANCE_PROMPT.format(question=question, answer=answer), SCORE_SCHEMA,
-                                 max_tokens=12).get("score", 1)
-    return (int(_cached("relevance", [question, answer], score)) - 1) / 4
-
-
 def normalize_answer(s):
     """SQuAD: 'The  Eiffel Tower!' -> 'eiffel tower'"""
     s = "".join(ch for ch in s.lower() if ch not in set(string.punctuation))
@@ -352,16 +337,16 @@ def f1(pred, item):
 
 
 def audit(result, item):
-    """One generate() result against its golden item -> {faithfulness, relevance, em, f1}."""
+    """One generate() result against its golden item -> {faithfulness, em, f1}. (No relevance score: the 1-5
+    one did not tell right answers from wrong ones, results/relevance_auc.json.)"""
     return {"faithfulness": faithfulness(result["sentences"], result["passages"]),
-            "relevance": relevance(result["question"], result["answer"]),
             "em": exact_match(result["answer"], item), "f1": f1(result["answer"], item)}
 
 
 def main():
     from generate import generate
     from tqdm import tqdm
-    ap = argparse.ArgumentParser(description="Audit answers (faithfulness, relevance, EM, F1) or test the judge.")
+    ap = argparse.ArgumentParser(description="Audit answers (faithfulness, EM, F1).")
     ap.add_argument("--limit", type=int, default=10, help="golden questions to audit (half single, half multi)")
     ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions")
     ap.add_argument("--corpus", type=Path, help="folder of .txt/.md documents (default corpus/)")
@@ -375,7 +360,7 @@ def main():
             rows.append({"id": item["id"], "type": item["type"], **audit(generate(item["question"], **kw), item)})
     except (llm.LLMError, CorpusError) as e:
         sys.exit(f"judge: {e}")
-    cols = ("faithfulness", "relevance", "em", "f1")
+    cols = ("faithfulness", "em", "f1")
     print(f"\n{'id':40} {'type':6}" + "".join(f"{c:>13}" for c in cols))
     for r in rows:
         print(f"{r['id'][:40]:40} {r['type']:6}" + "".join(f"{r[c]:13.3f}" for c in cols))

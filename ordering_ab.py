@@ -3,7 +3,7 @@
     python ordering_ab.py                         # 10 golden questions, best_first vs worst_first vs edges
     python ordering_ab.py --limit 30 --json results/ordering_ab.json
 
-Expected output: the settings, a progress bar, then one row per order (faithfulness, relevance, F1,
+Expected output: the settings, a progress bar, then one row per order (faithfulness, F1,
 seconds per question), the paired deltas against best_first with 95% bootstrap intervals, and one
 sentence on what they mean; ~1.5 min per question on the embedded engine (three answers, each audited).
 
@@ -23,7 +23,7 @@ from judge import audit
 from retrieve import CORPUS_DIR, GOLDEN, eval_items, retrieve_chunks
 from vector_index import CorpusError
 
-METRICS = ("faithfulness", "relevance", "f1")
+METRICS = ("faithfulness", "f1")  # no relevance: it did not separate right from wrong answers (relevance_eval.py)
 BOOTSTRAP = 2000
 SEED = 0
 

@@ -10,7 +10,8 @@ settings, then one row per measure: n right, n wrong, ROC AUC (0.5 = no better t
 not "I don't know"); answers in between are left out. Each (question, answer) counts once.
 
 Measures:
-- `llm_1to5`: judge.relevance(), the model's 1-5 "how directly does it answer" score (the old column);
+- `llm_1to5`: relevance(), the model's 1-5 "how directly does it answer" score (the audit's old column,
+  dropped from judge.py and ordering_ab.py because it does not discriminate);
 - `embed_cosine`: cosine between the question's and the answer's embeddings (vector_index.embed);
 - `source_agrees`: judge.supports() of 'The answer to "q" is a.' against the answer's own retrieved
   sources is not measured here: those rows do not keep their sources (see judge_eval.py for the judge).
@@ -23,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 import llm
-from judge import relevance
+from judge import _cached
 from retrieve import GOLDEN, load_golden
 from vector_index import CorpusError, embed
 
@@ -32,6 +33,22 @@ ROWS = HERE / "results" / "cache" / "rows.jsonl"
 RIGHT_F1, WRONG_F1 = 0.5, 0.0
 BOOTSTRAP = 2000
 MEASURES = ("llm_1to5", "embed_cosine")
+SCORE_SCHEMA = {"type": "object", "properties": {"score": {"type": "integer", "enum": [1, 2, 3, 4, 5]}},
+                "required": ["score"]}
+RELEVANCE_PROMPT = """Question: {question}
+Answer: {answer}
+
+How directly does the answer respond to the question, whether or not it is correct?
+5 = answers exactly what was asked, 3 = partly or vaguely, 1 = does not answer it ("I don't know" is 1).
+Reply in JSON with "score"."""
+
+
+def relevance(question, answer):
+    """How directly the answer addresses the question, 0..1 (LLM score 1-5, rescaled). Cached."""
+    def score():
+        return llm.complete_json(RELEVANCE_PROMPT.format(question=question, answer=answer), SCORE_SCHEMA,
+                                 max_tokens=12).get("score", 1)
+    return (int(_cached("relevance", [question, answer], score)) - 1) / 4
 
 
 def answers(rows_path, golden):

@@ -30,6 +30,7 @@ import llm
 import vector_index as vi
 import verify_citations as vc
 from cache import Cache
+from conftest import NOT_STATED_REPLY, judge_defers
 
 ROOT = Path(__file__).parent.parent
 
@@ -39,7 +40,6 @@ BUILD = """
 import hashlib, json, os, sys, time
 import numpy as np
 import vector_index as vi
-from conftest import NOT_STATED_REPLY, judge_defers
 vi.EMBED_BATCH = 8
 def embed(texts, batch_size=32):
     time.sleep(float(os.environ.get("PAUSE", "0.05")))

@@ -11,6 +11,7 @@ import pytest
 import generate as g
 import injection as inj
 import llm
+import judge
 from judge import normalize_answer
 from retrieve import golden_problem
 from conftest import NOT_STATED_REPLY, judge_defers
@@ -36,7 +37,8 @@ def scripted(generation):
         if judge_defers(messages, schema):
             return NOT_STATED_REPLY
         user = messages[-1]["content"]
-        if "supports a claim" in (messages[0]["content"] if len(messages) > 1 else ""):
+        system = messages[0]["content"] if len(messages) > 1 else ""
+        if "supports a claim" in system or system == judge.SHARED_SYSTEM:  # the old or the answer-check verdict
             source, _, claim = user.partition("\nClaim: ")
             fact = re.sub(r'^The answer to ".*" is ', "", claim).rstrip(".")
             return json.dumps({"verdict": "YES" if normalize_answer(fact) in normalize_answer(source) else "NO"})

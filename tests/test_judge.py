@@ -45,12 +45,13 @@ def test_supports_parses_and_caches_by_content(fresh_cache):
 
 
 def test_faithfulness_and_relevance(fresh_cache):
+    import relevance_eval
     sentences = [{"text": "one"}, {"text": "two"}]
     with llm.use_model(llm.ScriptedModel(good_judge)):
         assert judge.faithfulness(sentences, [{"text": "GOOD"}]) == 1.0
         assert judge.faithfulness(sentences, [{"text": "bad"}]) == 0.0
         assert judge.faithfulness([], [{"text": "bad"}]) == 1.0
-        assert judge.relevance("q", "a") == 0.75
+        assert relevance_eval.relevance("q", "a") == 0.75
 
 
 def result_with(sentences):
@@ -148,11 +149,11 @@ def test_number_and_entity_swaps_take_another_value_from_the_source():
 
 
 def answer_judge(messages, schema):
-    """SCRIPTED: the verdict says YES to everything (the old leniency, P(YES) 0.9); the source's answer to any
+    """SCRIPTED: the verdict says YES to everything (the old leniency, P(YES) 0.74); the source's answer to any
     question is 'the engineer Tomas Vell'; the multiple choice picks 'Tomas Vell' when offered."""
     props = schema["properties"]
     if "verdict" in props:
-        return [('{"verdict": "', 0.0), ("YES", -0.1), ('"}', 0.0)]
+        return [('{"verdict": "', 0.0), ("YES", -0.3), ('"}', 0.0)]
     if "enum" in props["answer"]:
         return json.dumps({"answer": "Tomas Vell" if "Tomas Vell" in props["answer"]["enum"] else "not stated"})
     return '{"answer": "the engineer Tomas Vell"}'
@@ -160,7 +161,7 @@ def answer_judge(messages, schema):
 
 @pytest.mark.parametrize("design, right, wrong, calls", [
     ("verdict", True, True, 2), ("answer", True, False, 1), ("verdict_and_answer", True, False, 3),
-    ("answer_choice", True, False, 2), ("answer_check", True, False, 2), ("yes_prob", True, True, 2)])
+    ("answer_choice", True, False, 2), ("answer_check", True, False, 3), ("yes_prob", True, True, 2)])  # P(YES) 0.74 >= 0.65
 def test_designs_catch_the_wrong_answer_the_verdict_lets_through(fresh_cache, design, right, wrong, calls):
     """The source's answer to a question is asked once, then cached for every claim about it."""
     import judge_eval
@@ -175,7 +176,7 @@ def test_answer_check_defers_to_the_verdict_only_where_no_answer_compares(fresh_
     src = "Ashford Bridge is in Corran. It was designed by the engineer Tomas Vell."
     with llm.use_model(llm.ScriptedModel(answer_judge)) as m:
         # the source never names the claim's answer: no, without a verdict
-        assert judge.judge_claim('The answer to "Who designed Ashford Bridge?" is Edric Vell.', src)[0] is False
+        assert judge.judge_claim('The answer to "Who designed Ashford Bridge?" is Port Sallow.', src)[0] is False
         assert [s for _, s in m.calls] == [judge.ANSWER_SCHEMA]
         # a yes/no answer has nothing to compare: the (shared-prompt) verdict decides
         assert judge.judge_claim('The answer to "Is Ashford Bridge in Corran?" is yes.', src)[0] is True
@@ -203,7 +204,7 @@ def test_p_yes_sums_spellings_of_the_verdict(fresh_cache):
     reply = [('{"verdict": "', 0.0), ("YES", -0.1), ('"}', 0.0)]
     with llm.use_model(llm.ScriptedModel([reply])):
         got = judge.verdict_reply("claim", "source")["value"]
-    assert got["yes"] is True and 0 < got["p_yes"] <= 1
+    assert got["yes"] is True and got["p_yes"] == pytest.approx(0.905, abs=1e-3)   # exp(-0.1)
 
 
 def test_judge_model_goes_through_the_same_door(fresh_cache, monkeypatch):
@@ -235,6 +236,10 @@ def test_real_engine_judge(fresh_cache):
     src = "Medra is a small island off Port Sallow with about 300 residents. The island has no cars."
     assert judge.supports("Medra has about 300 residents.", src) is True
     assert judge.supports("Medra has a large airport.", src) is False
+    # the hard case on the real engine: the wrong answer is named in the source, in another role
+    bridge = "Ashford Bridge is a stone arch bridge in the town of Corran. It was designed by the engineer Tomas Vell."
+    assert judge.supports('The answer to "Who designed Ashford Bridge?" is Tomas Vell.', bridge) is True
+    assert judge.supports('The answer to "Who designed Ashford Bridge?" is Corran.', bridge) is False
 
 
 def test_evaluate_caches_rows_and_resumes(fresh_cache, corpus, golden_path):
