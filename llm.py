@@ -178,7 +178,7 @@ def _route(model=None):
     if _scripted is not None:
         return ({"engine": "scripted", "model": model or _scripted.name, "host": "in-process", "gguf": None},
                 ollama.Client("http://scripted", transport=engine.Transport(_scripted)))
-    env = os.environ
+    env, judge_override = os.environ, model is not None
     key = ("ollama" if model else env.get("RAG_LLM", "auto"), env.get("OLLAMA_HOST") or DEFAULT_HOST,
            model or env.get("RAG_MODEL") or DEFAULT_MODEL, env.get("RAG_GGUF"), env.get("RAG_CACHE_DIR"))
     mode, host, model, gguf, _ = key
@@ -191,7 +191,7 @@ def _route(model=None):
     if mode != "embedded":
         problem = _ollama_problem(ollama.Client(host, timeout=PROBE_TIMEOUT), host, model)
         if problem and mode == "ollama":
-            raise LLMError(problem + (" (or unset RAG_JUDGE_MODEL to judge with the answering model)" if model
+            raise LLMError(problem + (" (or unset RAG_JUDGE_MODEL to judge with the answering model)" if judge_override
                                       else " (or unset RAG_LLM to use the embedded engine)"))
         if not problem:
             route = ({"engine": "ollama", "model": model, "host": host, "gguf": None}, ollama.Client(host))

@@ -162,8 +162,10 @@ def test_forced_ollama_over_http_with_scripted_model_behind(monkeypatch):
         assert c["calls"] == 1
         assert ollama.Client(url).generate(model="scripted", prompt="x").response == "hello over http"
         monkeypatch.setenv("RAG_MODEL", "llama3.1:8b")  # a model this server does not have
-        with pytest.raises(llm.LLMError, match="ollama pull llama3.1:8b"):
+        with pytest.raises(llm.LLMError, match=r"ollama pull llama3.1:8b.*unset RAG_LLM"):
             llm.engine_info()
+        with pytest.raises(llm.LLMError, match=r"ollama pull minicheck.*unset RAG_JUDGE_MODEL"):
+            llm.engine_info("minicheck")  # a per-call model (the judge's) names its own setting
     finally:
         stop()
 
