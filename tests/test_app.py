@@ -297,7 +297,9 @@ def ask(page, question, wait_ms=60_000):
     while time.time() < deadline:
         text = page.inner_text("#status")
         seen += [text] if not seen or seen[-1] != text else []
-        if page.query_selector('#status [data-kind="done"]') or page.query_selector('#status [data-kind="error"]'):
+        finished = page.query_selector('#status [data-kind="done"]') or page.query_selector('#status [data-kind="error"]')
+        # Gradio's timer line ("0.0s") changes the text before the new status replaces the last one: wait for it
+        if finished and (text.split("\n")[-1] != old.split("\n")[-1] or time.time() > deadline - wait_ms / 1000 + 3):
             return seen
         page.wait_for_timeout(200)
     raise AssertionError(f"no answer within {wait_ms} ms; status went {seen}")
