@@ -172,7 +172,7 @@ def main():
     except (llm.LLMError, CorpusError) as e:
         sys.exit(f"judge_eval: {e}")
     print_table(table)
-    out = {"model": llm.engine_info(), "prompt_version": judge.PROMPT_VERSION, "pairs_file": path.name,
+    out = {"model": llm.engine_info(portable=True), "prompt_version": judge.PROMPT_VERSION, "pairs_file": path.name,
            "p_yes_threshold": P_YES_THRESHOLD, "default_design": judge.JUDGE_DESIGN, "table": table}
     if "yes_prob" in designs or "verdict" in designs:
         out["p_yes_sweep"] = sweep(pairs)

@@ -215,9 +215,13 @@ def use_model(scripted):
         _scripted = previous
 
 
-def engine_info(model=None):
-    """{"engine": "ollama"|"embedded"|"scripted", "model", "host", "gguf"} for the current setting."""
-    return dict(_route(model)[0])
+def engine_info(model=None, portable=False):
+    """{"engine": "ollama"|"embedded"|"scripted", "model", "host", "gguf"} for the current setting;
+    portable=True gives the GGUF's file name only, for results committed from any machine."""
+    info = dict(_route(model)[0])
+    if portable and info["gguf"]:
+        info["gguf"] = Path(info["gguf"]).name
+    return info
 
 
 # ---- calling the model ----
