@@ -44,7 +44,9 @@ import time
 from pathlib import Path
 
 import generate as gen
+import judge
 import llm
+import verify_citations as vc
 from cache import Cache
 from judge import joined, normalize_answer, supports
 from retrieve import load_golden, retrieve_chunks
@@ -180,13 +182,13 @@ def answerer(method, corpus=CORPUS):
 
 
 def run_method(method, items, corpus=CORPUS, k=K, fresh=False, progress=True):
-    """One row per item, cached per (method, its prompt code, model, question)."""
+    """One row per item, cached per (method, its prompt code, model, judge version, question)."""
     from tqdm import tqdm
     store, model = Cache("injection"), llm.engine_info()["model"]
     answer = None if method in STYLES else answerer(method, corpus)
     code, rows = fingerprint(method), []  # read once: an edit mid-run does not relabel rows made by the old code
     for item in tqdm(items, desc=method, unit="q", file=sys.stderr, disable=not progress):
-        key = Cache.key(VERSION, method, code, model, k, item["id"], item["question"], str(corpus))
+        key = Cache.key(VERSION, method, code, model, judge.version(), k, item["id"], item["question"], str(corpus))
         if not fresh and key in store:
             rows.append(store.get(key))
             continue
@@ -264,12 +266,9 @@ def main():
     table, by_kind = tables(by_method)
     print_tables(table, by_kind)
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({"settings": {"methods": methods, "k": args.k, "corpus": str(args.corpus),
-                                                      "golden": str(args.golden), "version": VERSION},
-                                         "model": llm.engine_info(), "table": table, "by_kind": by_kind,
-                                         "rows": by_method}, indent=1) + "\n")
-        print(f"wrote {args.json}")
+        vc.write_json(args.json, {"settings": {"methods": methods, "k": args.k, "corpus": str(args.corpus),
+                                               "golden": str(args.golden), "version": VERSION, "judge": judge.version()},
+                                  "model": llm.engine_info(), "table": table, "by_kind": by_kind, "rows": by_method})
 
 
 if __name__ == "__main__":

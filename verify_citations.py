@@ -230,9 +230,27 @@ def evaluate_pattern(name, answer_fn, items, settings, stats_of, corpus=CORPUS_D
     return table, rows, stats
 
 
+def portable(value):
+    """The payload with machine-specific paths made portable, for results committed from any machine: a path
+    inside the repository becomes relative to it, a GGUF file its file name. Other values are unchanged."""
+    if isinstance(value, dict):
+        return {k: portable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [portable(v) for v in value]
+    if isinstance(value, str) and value.startswith("/"):
+        if value.endswith(".gguf"):
+            return Path(value).name
+        root = str(HERE.resolve())
+        if value == root or value.startswith(root + "/"):
+            return str(Path(value).relative_to(root))
+    return value
+
+
 def write_json(path, payload):
+    """Write a results file (portable paths, see portable()) and say where."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(payload, indent=1) + "\n")
+    path.write_text(json.dumps(portable(payload), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"wrote {path}")
 
 

@@ -255,3 +255,16 @@ def test_real_engine_two_fresh_runs_give_identical_json(corpus, golden_path, tmp
     assert out[0].read_bytes() == out[1].read_bytes()
     a = json.loads(out[0].read_text())
     assert a["questions"] == 2 and a["sentences"] > 0 and "seconds_p50" not in a
+
+
+def test_results_json_carries_no_machine_paths(tmp_path):
+    root = vc.HERE.resolve()
+    out = tmp_path / "r.json"
+    vc.write_json(out, {"model": {"gguf": "/root/.cache/rag-lab/qwen.gguf", "host": None},
+                        "settings": {"corpus": str(root / "corpus"), "golden": str(root / "golden.json"),
+                                     "other": "/elsewhere/corpus", "name": "Montréal"}, "rows": [(1, str(root))]})
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["model"] == {"gguf": "qwen.gguf", "host": None}
+    assert data["settings"] == {"corpus": "corpus", "golden": "golden.json", "other": "/elsewhere/corpus",
+                                "name": "Montréal"}  # a path outside the repository is the user's: kept
+    assert data["rows"] == [[1, "."]]
