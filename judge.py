@@ -47,6 +47,7 @@ PROMPT_VERSION = "judge-v1"   # bump when the prompt changes, so old cached verd
 JUDGE_STYLES = ("evidence", "verdict")  # quote what the source says first, or the verdict alone
 JUDGE_STYLE = "verdict"    # measured better: results/judge_pairs*.json
 RESCUE_P_YES = 0.86   # answer_check: P(YES) that overrules the multiple choice; chosen on the dev pairs
+RIVAL_MARGIN = 0.0    # answer_contrast (a candidate): P(YES) of the claim's answer minus the model's own to keep it
 JUDGE_DESIGN = "answer_check"   # chosen on the dev pairs among judge_eval.DESIGNS: results/judge_eval_dev.json
 VERDICT = {"type": "string", "enum": ["YES", "NO"]}
 SCHEMAS = {"verdict": {"type": "object", "properties": {"verdict": VERDICT}, "required": ["verdict"]},
@@ -226,17 +227,18 @@ def named_in(text, answer, share=0.5):
 
 
 def judge_claim(claim, source, design=None, style=None, question=None, answer=None):
-    """(supported, parts) under a judge design: "answer_check" (default) or "verdict" (the old prompt alone;
-    judge_eval.py holds the other candidates); parts holds each model reply used, with its seconds."""
+    """(supported, parts) under a judge design: "answer_check" (default), "answer_contrast" (its candidate
+    variant) or "verdict" (the old prompt alone; judge_eval.py holds the other candidates); parts holds each
+    model reply used, with its seconds."""
     design, style, source = design or JUDGE_DESIGN, style or JUDGE_STYLE, source[:MAX_SOURCE_CHARS]
     parts = {}
     if design == "verdict":
         parts["verdict"] = verdict_reply(claim, source, style)
         return parts["verdict"]["value"]["yes"], parts
-    return _answer_check(claim, source, claim_slot(claim, question, answer), parts), parts
+    return _answer_check(claim, source, claim_slot(claim, question, answer), parts, design == "answer_contrast"), parts
 
 
-def _answer_check(claim, source, slot, parts):
+def _answer_check(claim, source, slot, parts, contrast=False):
     """The answer_check design: the source's own answer first; multiple choice when the two differ and the source
     names both; the verdict only where no answer can be compared (no short answer, yes/no, "not stated").
     All three prompts share one system prompt, so after the first the engine reuses system + source from cache."""
@@ -261,7 +263,13 @@ def _answer_check(claim, source, slot, parts):
     # the model keeps its own answer; an alias or a coarser name of the same thing ('ASAP Rocky' for 'Rakim
     # Mayers', 'Germany' for 'Frankfurt am Main') still gets a very confident YES from the verdict
     verdict()
-    return parts["verdict"]["value"]["p_yes"] >= RESCUE_P_YES
+    if parts["verdict"]["value"]["p_yes"] >= RESCUE_P_YES or not contrast:
+        return parts["verdict"]["value"]["p_yes"] >= RESCUE_P_YES
+    # answer_contrast (a candidate, not the default: it lost on the hard test pairs, results/judge_eval_test.json):
+    # the claim also holds when P(YES) for it beats P(YES) for the model's own answer in the same form
+    rival = verdict_reply(f'The answer to "{q}" is {said}.', source, "shared")
+    parts["rival"] = rival
+    return parts["verdict"]["value"]["p_yes"] - rival["value"]["p_yes"] > RIVAL_MARGIN  # a tie: the choice stands
 
 
 def version():

@@ -18,7 +18,11 @@ Designs (DESIGNS; judge.supports() runs judge.JUDGE_DESIGN):
   matches the model's (SQuAD normalisation, containment or token F1 >= 0.5, numbers equal);
 - `answer_choice`: as `answer`, but when the two answers differ and the source names the claim's, the
   model picks between them (multiple choice) and the claim holds if it picks the claim's;
-- `verdict_and_*`: the verdict must be YES as well.
+- `verdict_and_*`: the verdict must be YES as well;
+- `answer_contrast`: answer_check, but where the model keeps its own answer the claim also holds when the
+  verdict's P(YES) for it beats P(YES) for the model's own answer put in the same words (a fragment such as
+  'insane' for "which character?" then loses). Dev 0.900/0.900/0.900; test support 0.933 but hard 0.800, so
+  not the default.
 The seconds are those each reply cost when first computed (cached replies keep them), so a rerun from
 cache reports the same cost.
 """
@@ -35,7 +39,7 @@ from vector_index import CorpusError
 HERE = Path(__file__).parent
 THRESHOLDS = [round(0.05 * i, 2) for i in range(1, 20)]
 DESIGNS = ("answer_check", "verdict", "yes_prob", "answer", "answer_choice", "verdict_and_answer",
-           "verdict_and_answer_choice")
+           "verdict_and_answer_choice", "answer_contrast")
 P_YES_THRESHOLD = 0.65     # yes_prob: P(YES) at or above this is a YES; chosen on the dev pairs (the sweep)
 
 # the candidates' own prompts (answer_check shares one system prompt for all its steps: judge.SHARED_SYSTEM)
@@ -68,8 +72,8 @@ ANSWER_SYSTEM = answer_system()
 
 
 def judge_pair(claim, source, design):
-    """(supported, parts) for one candidate design; answer_check and verdict are judge.judge_claim's own."""
-    if design in ("answer_check", "verdict"):
+    """(supported, parts) for one candidate design; answer_check, answer_contrast and verdict are judge.judge_claim's."""
+    if design in ("answer_check", "answer_contrast", "verdict"):
         return judge.judge_claim(claim, source, design=design)
     source, slot, parts = source[:judge.MAX_SOURCE_CHARS], judge.claim_slot(claim), {}
     if design in ("yes_prob",) or design.startswith("verdict_and") or slot is None:

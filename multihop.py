@@ -6,7 +6,8 @@
 
 Expected output: the settings, the route (learned router: P(multi), under 1 ms), the sub-questions, each hop
 (query, retrieved chunk ids, hop answer), warnings and fallbacks, the cited answer, its sources and the cost
-(LLM calls, tokens, seconds). 4-5 LLM calls for a two-hop question: ~80 s measured here while other jobs
+(LLM calls, tokens, seconds), then the judge's verdict on each sentence: an answer none of whose sentences its
+sources support is printed as UNVERIFIED, not as the answer (--no-verify skips the judge). 4-5 LLM calls for a two-hop question: ~80 s measured here while other jobs
 shared the 2 cores (RAG_THREADS=1), roughly 20-30 s on idle cores.
 
 - Routing lives in router.py: the learned router by default (no model call, ~0.02 ms, 5-fold CV accuracy
@@ -31,6 +32,7 @@ from itertools import zip_longest
 from pathlib import Path
 
 import llm
+import verify_citations as vc
 from decompose import MAX_PARTS, PLACEHOLDER, fill, plan
 from generate import check_question, format_sources, generate, is_idk, print_result as print_answer
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, retrieve_chunks
@@ -247,7 +249,8 @@ def smart_answer(question, router="learned", router_model=None, k=HOP_K, final_k
     return result
 
 
-def print_result(r):
+def print_trace(r):
+    """The route, sub-questions, hops, warnings and fallbacks of one run, then its mode."""
     for s in r["trace"]:
         if s["step"] == "route":
             print(f"route: {'multi' if s['multi'] else 'single'} by the {s['router']} router ({s['ms']:.2f} ms"
@@ -262,7 +265,24 @@ def print_result(r):
             print(f"  {s['step']}: " + (s.get("message") or s.get("reason")
                                          or f"after hop {s['after_hop']}: {s['answerable']}"))
     print(f"\nmode: {r['mode']}" + (f" (fell back to single-hop: {r['fallback']})" if r["fallback"] else ""))
+
+
+def print_result(r):
+    """The trace and the cited answer, unchecked (--no-verify)."""
+    print_trace(r)
     print_answer(r)
+
+
+def print_verified(r):
+    """The trace, then the answer as the judge sees it: an answer no sentence of which its sources support is
+    marked unverified and never shown as the answer (verify_citations.print_answer), then the costs."""
+    print_trace(r)
+    with llm.counting() as judge_cost:
+        verdicts = vc.verify(r)
+    vc.print_answer(r, verdicts)
+    c = r["cost"]
+    print(f"\nllm calls {c['calls']}  prompt tokens {c['prompt_tokens']}  completion tokens {c['completion_tokens']}"
+          f"  {c['seconds']:.1f} s; the judge: {judge_cost['calls']} llm calls, {judge_cost['seconds']:.1f} s")
 
 
 def main():
@@ -276,6 +296,8 @@ def main():
     ap.add_argument("--max-hops", type=int, default=MAX_PARTS, help="sub-questions / hops at most")
     ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents")
     ap.add_argument("--chunker", default=DEFAULT_CHUNKER, help="which collection to retrieve from")
+    ap.add_argument("--no-verify", action="store_true",
+                    help="skip the judge: the answer is printed unchecked (saves ~6 s per sentence)")
     args = ap.parse_args()
     if min(args.k, args.final_k, args.max_hops) < 1:
         sys.exit("multihop: --k, --final-k and --max-hops must be at least 1")
@@ -292,7 +314,7 @@ def main():
             r = multihop_answer(question, args.k, args.final_k, args.max_hops, **kw)
         else:
             r = iterative_answer(question, args.max_hops, args.k, args.final_k, **kw)
-        print_result(r)
+        print_result(r) if args.no_verify else print_verified(r)
     except (ValueError, CorpusError, llm.LLMError) as e:
         sys.exit(f"multihop: {e}")
 

@@ -161,7 +161,7 @@ def answer_judge(messages, schema):
 
 @pytest.mark.parametrize("design, right, wrong, calls", [
     ("verdict", True, True, 2), ("answer", True, False, 1), ("verdict_and_answer", True, False, 3),
-    ("answer_choice", True, False, 2), ("answer_check", True, False, 3), ("yes_prob", True, True, 2)])  # P(YES) 0.74 >= 0.65
+    ("answer_choice", True, False, 2), ("answer_check", True, False, 3), ("answer_contrast", True, False, 4), ("yes_prob", True, True, 2)])  # P(YES) 0.74 >= 0.65
 def test_designs_catch_the_wrong_answer_the_verdict_lets_through(fresh_cache, design, right, wrong, calls):
     """The source's answer to a question is asked once, then cached for every claim about it."""
     import judge_eval
@@ -170,6 +170,31 @@ def test_designs_catch_the_wrong_answer_the_verdict_lets_through(fresh_cache, de
         assert judge_eval.judge_pair('The answer to "Who designed Ashford Bridge?" is Tomas Vell.', src, design)[0] is right
         assert judge_eval.judge_pair('The answer to "Who designed Ashford Bridge?" is Corran.', src, design)[0] is wrong
         assert len(m.calls) == calls
+
+
+def fragment_judge(messages, schema):
+    """SCRIPTED: the source's answer is the fragment 'insane' and the multiple choice keeps it; P(YES) is 0.70
+    for a claim naming Renfield, 0.55 for one naming 'insane', 0.45 for any other."""
+    props, task = schema["properties"], messages[-1]["content"].split("\nClaim:")[-1]
+    if "verdict" in props:
+        logprob = -0.357 if "Renfield" in task else (-0.598 if "insane" in task else -0.799)   # ln 0.70 / 0.55 / 0.45
+        return [('{"verdict": "', 0.0), ("YES", logprob), ('"}', 0.0)]
+    return '{"answer": "insane"}'
+
+
+def test_answer_contrast_weighs_the_claims_answer_against_the_models_own(fresh_cache):
+    """The model keeps its own answer and the claim's P(YES) is below the rescue threshold: answer_check refuses;
+    answer_contrast keeps the claim when the source backs its answer better than the model's own (a fragment),
+    and refuses it when it backs it less."""
+    src = "Dracula has a character named Renfield, who is insane, and another named Jonathan Harker."
+    claim = 'The answer to "Dracula has what character?" is Renfield.'
+    with llm.use_model(llm.ScriptedModel(fragment_judge)) as m:
+        assert judge.judge_claim(claim, src)[0] is False and len(m.calls) == 3   # answer, choice, verdict
+        ok, parts = judge.judge_claim(claim, src, design="answer_contrast")
+        assert ok is True and parts["verdict"]["value"]["p_yes"] < judge.RESCUE_P_YES
+        assert parts["rival"]["value"]["p_yes"] == pytest.approx(0.55, abs=1e-2) and len(m.calls) == 4  # + rival
+        wrong = 'The answer to "Dracula has what character?" is Jonathan Harker.'
+        assert judge.judge_claim(wrong, src, design="answer_contrast")[0] is False
 
 
 def test_answer_check_defers_to_the_verdict_only_where_no_answer_compares(fresh_cache):

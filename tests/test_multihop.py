@@ -15,6 +15,7 @@ import decompose as dc
 import multihop as mh
 import router
 import router_eval
+from conftest import NOT_STATED_REPLY, judge_defers
 
 Q = "In which village was the designer of Ashford Bridge born?"
 CHAIN = ["Who designed Ashford Bridge?", "In which village was #1 born?"]
@@ -22,10 +23,11 @@ SOURCE = re.compile(r'<source id="(S\d+)" title="[^"]*">(.*?)</source>', re.S)
 
 
 def replies(subs=CHAIN, hops=("Tomas Vell", "Hartmoor"), answerable="no", route="yes", answer="Hartmoor",
-            look_up="the designer"):
+            look_up="the designer", verdict=lambda judged: True):
     """SCRIPTED replies by request kind (schema keys). A hop names the first source that holds its canned answer
     (hops=None: every hop answers with S1's title); a string given for `subs`, a hop or `route` is sent as the
-    raw reply, to script bad output; `answer` may be a function of the final prompt's question."""
+    raw reply, to script bad output; `answer` may be a function of the final prompt's question; the judge's
+    verdict is verdict(its prompt)."""
     hops = None if hops is None else list(hops)
 
     def reply(messages, schema):
@@ -41,9 +43,14 @@ def replies(subs=CHAIN, hops=("Tomas Vell", "Hartmoor"), answerable="no", route=
             if a.startswith("{") or a == "garbage":
                 return a
             return json.dumps({"answer": a, "source": next((i for i, text in SOURCE.findall(user) if a in text), "none")})
+        if judge_defers(messages, schema):      # the judge asks the source's own answer: it defers to its verdict
+            return NOT_STATED_REPLY
+        if "verdict" in props:
+            return json.dumps({"verdict": "YES" if verdict(user) else "NO"})
         if "sentences" in props:
             a = answer(user.split("Question: ", 1)[1]) if callable(answer) else answer
-            return json.dumps({"sentences": [{"text": f"It is {a}.", "sources": ["S1"]}], "answer": a})
+            cite = next((i for i, text in SOURCE.findall(user) if a in text), "S1")   # the source naming it
+            return json.dumps({"sentences": [{"text": f"It is {a}.", "sources": [cite]}], "answer": a})
         raise AssertionError(f"unexpected request {schema}")
     return reply
 
@@ -339,4 +346,18 @@ def test_cli_prints_route_hops_and_cited_answer_scripted(corpus, monkeypatch, ca
         mh.main()
     out = capsys.readouterr().out
     assert "hop 1 answer: Tomas Vell" in out and "mode: iterative" in out
-    assert "answer: Hartmoor" in out and re.search(r"\[S\d\]", out) and "llm calls" in out
+    assert "answer:   Hartmoor   [verified]" in out and re.search(r"\[S\d: supports\]", out) and "llm calls" in out
+
+
+def test_cli_marks_an_answer_its_sources_do_not_support_unverified_scripted(corpus, monkeypatch, capsys):
+    """The Big Stone Gap case: a made-up answer whose citations the judge refuses is never printed as the answer."""
+    monkeypatch.setattr(sys, "argv", ["multihop.py", "--mode", "iterative", "--corpus", str(corpus), Q])
+    with llm.use_model(llm.ScriptedModel(replies(answer="New York City", verdict=lambda judged: False))):
+        mh.main()
+    out = capsys.readouterr().out
+    assert "UNVERIFIED: no sentence of this answer is supported" in out and "(the model said: New York City)" in out
+    assert "answer:   New York City" not in out and "sentence NOT supported" in out
+    monkeypatch.setattr(sys, "argv", ["multihop.py", "--no-verify", "--mode", "iterative", "--corpus", str(corpus), Q])
+    with llm.use_model(llm.ScriptedModel(replies(answer="New York City", verdict=lambda judged: False))) as m:
+        mh.main()
+    assert "answer: New York City" in capsys.readouterr().out and not any("verdict" in str(s) for _, s in m.calls)
