@@ -45,7 +45,7 @@ import llm
 import verify_citations as vc
 import web_search
 from verify_citations import fmt, mean
-from generate import check_question, generate, injection_markers
+from generate import check_question, generate, quarantine_reasons
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, retrieve_chunks
 from self_rag import ask
 from vector_index import split_sentences
@@ -151,7 +151,7 @@ def split_passage(passage):
 def refine(question, passage, trace):
     """Knowledge refinement: the passage with only the sentences that bear on the question, or None."""
     head, sentences = split_passage(passage)
-    n, markers = len(sentences), injection_markers(passage["text"])
+    n, markers = len(sentences), quarantine_reasons(passage["text"])
     if markers:  # refined, an injected passage lost its "ignore the rules" sentence and kept the false claim
         # (1 of 12 attacks passed verify() that way): whole, verify() still sees the markers and refuses it
         trace.append({"step": "refine", "chunk": passage["chunk_id"], "kept": list(range(1, n + 1)), "of": n,

@@ -28,6 +28,7 @@ import re
 import sys
 from pathlib import Path
 
+import injection_detector
 import llm
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, retrieve_chunks
 from vector_index import CorpusError
@@ -121,6 +122,20 @@ def injection_markers(text):
     """Names of the injection markers in a source text, [] for a clean one. A verifier can refuse to let
     such a passage support a claim. 'Ignore all previous instructions.' -> ['instruction to the model']"""
     return [name for name, pattern in INJECTION_MARKERS if pattern.search(text)]
+
+
+def quarantine_reasons(text):
+    """Why a passage may support no claim: its injection markers, then the learned detector's flag (text
+    addressed to the model or its reader, injection_detector.py), [] for a clean passage. The one rule that
+    verify_citations.verify, CRAG's refinement and injection.py's '+quarantine' row apply."""
+    return injection_markers(text) + list(injection_detector.flagged(text))
+
+
+def quarantine_version():
+    """What decides quarantine_reasons(): the markers and the detector's weights. Part of row cache keys."""
+    import hashlib
+    parts = [p.pattern for _, p in INJECTION_MARKERS] + [injection_detector.version()]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:12]
 
 
 def format_sources(passages, style=DEFAULT_STYLE):

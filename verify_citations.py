@@ -25,7 +25,7 @@ from pathlib import Path
 
 import judge
 import llm
-from generate import DEFAULT_STYLE, ORDERS, STYLES, check_question, generate, injection_markers
+from generate import DEFAULT_STYLE, ORDERS, STYLES, check_question, generate, quarantine_reasons, quarantine_version
 from cache import Cache
 from judge import exact_match, f1, joined, supports
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, doc_recall, eval_items
@@ -50,7 +50,7 @@ def verify(result):
     out = []
     for s in result["sentences"]:
         cites = [c for c in s["cites"] if c in by_id]
-        quarantined = {c: m for c in cites if (m := injection_markers(by_id[c]["text"]))}
+        quarantined = {c: m for c in cites if (m := quarantine_reasons(by_id[c]["text"]))}
         usable = [c for c in cites if c not in quarantined]
         supported = bool(usable) and check(s["text"], joined([by_id[c] for c in usable]))
         precise = {}
@@ -107,7 +107,7 @@ def evaluate(name, answer_fn, items, settings=None, fresh=False, progress=True):
     store, answers, model, rows = Cache("rows"), Cache("answers"), llm.engine_info()["model"], []
     for item in tqdm(items, desc=name, unit="q", file=sys.stderr, disable=not progress):
         answer_key = Cache.key(name, settings or {}, model, item["question"], item["id"])
-        key = Cache.key(answer_key, judge.version())
+        key = Cache.key(answer_key, judge.version(), quarantine_version())
         if not fresh and key in store:
             rows.append(store.get(key))
             continue

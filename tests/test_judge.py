@@ -99,12 +99,14 @@ def test_a_passage_with_injection_markers_supports_nothing(fresh_cache, capsys):
     with llm.use_model(llm.ScriptedModel(good_judge)):
         v = vc.verify(r)
     assert not v[0]["supported"] and v[0]["precise"] == {"S1": False}
-    assert v[0]["quarantined"] == {"S1": ["instruction to the model"]}
+    reasons = v[0]["quarantined"]["S1"]   # the marker, and the learned detector's flag (its p depends on the weights)
+    assert list(v[0]["quarantined"]) == ["S1"] and reasons[0] == "instruction to the model"
+    assert reasons[1].startswith("addressed to the model or reader (p=")
     assert v[1]["supported"] and v[1]["precise"] == {"S1": False, "S2": True}  # the clean passage still counts
     for p in r["passages"]:
         p["chunk_id"] = f"{p['doc']}#0"
     vc.print_answer(r, v)
-    assert "[S1: not allowed as support: instruction to the model]" in capsys.readouterr().out
+    assert "[S1: not allowed as support: instruction to the model, addressed to the model or reader" in capsys.readouterr().out
 
 
 def test_cache_survives_a_torn_line_and_rewrites_itself(tmp_path, capsys):
