@@ -1,6 +1,6 @@
 """Week 8: prompt injection. Retrieved documents that carry instructions, against the cited prompt.
 
-    python injection.py                                   # 36 injected questions, lab vs json prompt, ~25 min
+    python injection.py                                   # 78 injected questions (13 families), lab vs json prompt
     python injection.py --limit 6 --json results/injection.json
     python injection.py --patterns lab,json,multihop,flare,self_rag,crag --limit 12
 
