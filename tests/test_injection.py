@@ -232,3 +232,12 @@ def test_a_pattern_fingerprint_covers_the_files_it_runs(tmp_path, monkeypatch):
     (tmp_path / "decompose.py").write_text((tmp_path / "decompose.py").read_text() + "\n# edited\n")
     assert inj.fingerprint("multihop") != before["multihop"]
     assert inj.fingerprint("flare") == before["flare"]
+
+
+def test_by_kind_header_keeps_long_family_names_apart(capsys):
+    rows = [{"kind": k, "injected_in_context": True, "hijacked": h, "fake_label_cited": False, "correct": True,
+             "error": False, "calls": 1, "seconds": 1.0, **{f"{v}_{f}": False for v in inj.VERIFIERS for f in ("kept", "hijacked", "correct")}}
+            for k, h in (("other_language", True), ("misinformation", False))]
+    inj.print_tables(*inj.tables({"json": rows}))
+    header = capsys.readouterr().out.split("attack success rate by kind\n")[1].splitlines()[0]
+    assert header.split() == ["method", "misinformation", "other_language"]
