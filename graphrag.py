@@ -301,7 +301,7 @@ def main():
         r = graph_answer(question, **kw)
         print(f"mode: {r['mode']}\nmatched entities: {', '.join(r['entities']) or '(none)'}\ntrace:")
         print_trace(r["trace"])
-        vc.print_answer(r, vc.verify(r))
+        vc.print_checked(r)
         c = r["cost"]
         print(f"\nllm calls {c['calls']}  prompt tokens {c['prompt_tokens']}  completion tokens "
               f"{c['completion_tokens']}  {c['wall_seconds']:.1f} s")

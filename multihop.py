@@ -275,11 +275,11 @@ def print_result(r):
 
 def print_verified(r):
     """The trace, then the answer as the judge sees it: an answer no sentence of which its sources support is
-    marked unverified and never shown as the answer (verify_citations.print_answer), then the costs."""
+    marked unverified and never shown as the answer, and passages that disagree mark it disputed
+    (verify_citations.print_checked), then the costs."""
     print_trace(r)
     with llm.counting() as judge_cost:
-        verdicts = vc.verify(r)
-    vc.print_answer(r, verdicts)
+        vc.print_checked(r)
     c = r["cost"]
     print(f"\nllm calls {c['calls']}  prompt tokens {c['prompt_tokens']}  completion tokens {c['completion_tokens']}"
           f"  {c['seconds']:.1f} s; the judge: {judge_cost['calls']} llm calls, {judge_cost['seconds']:.1f} s")

@@ -166,6 +166,15 @@ def print_answer(result, verdicts):
         print(f"  [{p['id']}] {p['chunk_id']}: {' '.join(p['text'].split())[:90]}")
 
 
+def print_checked(result):
+    """The answer with the judge's verdicts (print_answer), then whether its passages disagree (disputes.py: one
+    model call per passage): what a CLI shows for one question."""
+    import disputes
+    print_answer(result, verify(result))
+    d = disputes.dispute(result)
+    print(disputes.describe(d) if d else "not disputed: the passages that answer the question agree")
+
+
 COLUMNS = [("questions", "questions", "d"), ("sentences", "sentences", "d"), ("cited_sentence_rate", "cited", ".3f"),
            ("invalid_ids", "invalid", "d"), ("citation_recall", "c-recall", ".3f"),
            ("citation_precision", "c-prec", ".3f"), ("answer_f1", "F1", ".3f"),
@@ -297,7 +306,7 @@ def pattern_main(name, args, answer, kw, stats_of, summarize_stats, print_trace,
         if question:
             r = answer(question)
             print_trace(r["trace"])
-            print_answer(r, verify(r))
+            print_checked(r)
             c = r["cost"]
             print(f"\n{describe(r)}llm calls {c['calls']}  prompt tokens {c['prompt_tokens']}  completion tokens "
                   f"{c['completion_tokens']}  {c['wall_seconds']:.1f} s")
