@@ -212,7 +212,7 @@ def run_method(method, items, corpus=CORPUS, k=K, fresh=False, progress=True):
                               if p.is_file()])  # documents added to the corpus change what is retrieved
     for item in tqdm(items, desc=method, unit="q", file=sys.stderr, disable=not progress):
         answer_key = Cache.key(VERSION, method, code, model, k, item["id"], item["question"], corpus_hash)
-        key = Cache.key(answer_key, judge.version(), gen.quarantine_version())
+        key = Cache.key(answer_key, judge.version(), gen.quarantine_version(), list(VERIFIERS))
         if not fresh and key in store:
             rows.append(store.get(key))
             continue
