@@ -23,6 +23,7 @@ import statistics
 import sys
 from pathlib import Path
 
+import disputes
 import judge
 import llm
 from generate import DEFAULT_STYLE, ORDERS, STYLES, check_question, generate, quarantine_reasons, quarantine_version
@@ -39,10 +40,12 @@ TIMING_FIELDS = ("seconds_per_question", "seconds_p50", "judge_seconds_per_sente
 def verify(result):
     """A generate() result -> per-sentence verdicts: [{text, cites, supported, precise: {id: bool}, quarantined}].
     A passage that carries injection markers (generate.injection_markers: label look-alikes, source tags, chat
-    role tokens, "ignore the instructions", fake turns, ready-made replies) supports nothing: its citations are
-    imprecise and listed in `quarantined` with the markers. Without this rule 47% of answers to injected
-    questions kept the attacker's claim as "supported", with it 0% (n=36, results/injection.json); no
-    document of corpus/ carries a marker, so clean runs are unchanged."""
+    role tokens, "ignore the instructions", fake turns, ready-made replies) or that the learned detector flags
+    (injection_detector.py: text addressed to the model or its reader) supports nothing: its citations are
+    imprecise and listed in `quarantined` with the reasons (generate.quarantine_reasons). On 78 injected
+    questions in 13 families the attack success goes 0.333 -> 0.026 (0.090 for families the detector was not
+    fitted on), results/injection_families.json; no document of corpus/ carries a marker, and the detector
+    flags about 0.5% of them (results/injection_detector.json)."""
     by_id = {p["id"]: p for p in result["passages"]}
     # the question and short answer let the judge compare a sentence's answer with the source's own
     slot = {} if result.get("idk") else {"question": result.get("question"), "answer": result.get("answer")}
@@ -169,7 +172,6 @@ def print_answer(result, verdicts):
 def print_checked(result):
     """The answer with the judge's verdicts (print_answer), then whether its passages disagree (disputes.py: one
     model call per passage): what a CLI shows for one question."""
-    import disputes
     print_answer(result, verify(result))
     d = disputes.dispute(result)
     print(disputes.describe(d) if d else "not disputed: the passages that answer the question agree")
