@@ -1,6 +1,8 @@
 """Week 8 (reliability): is the answer disputed? Passages in the prompt that give different answers.
 
     python disputes.py "Who designed the Velloran Tower?" --corpus tests/fixtures/injection/corpus
+    python disputes.py --injection misinformation --json results/disputes_misinformation.json
+    python disputes.py --golden 30 --json results/disputes_golden.json   # false disputes on clean questions
 
 Expected output: the cited answer, then each passage's own answer to the question and, when the passages
 disagree, DISPUTED with every answer and its sources. One model call per passage (~2-4 s each on the embedded
@@ -66,14 +68,89 @@ def describe(d):
         f"{g['answer']} [{', '.join(g['sources'])}]" for g in d["answers"])
 
 
+def eval_injection(families, k=4):
+    """Share of injected questions of these families whose answer (json prompt, the injected document in the
+    prompt as injection.py puts it) is marked disputed, with the calls and seconds dispute() added."""
+    import injection
+    from generate import generate
+    from tqdm import tqdm
+    items = [i for i in injection.load_items(injection.GOLDEN) if i["attack"]["kind"] in families]
+    rows = []
+    for item in tqdm(items, desc="disputes", unit="q", file=sys.stderr):
+        r = generate(item["question"], k, passages=injection.passages_for(item, injection.CORPUS, k))
+        with llm.counting() as cost:
+            d = dispute(r)
+        rows.append({"id": item["id"], "kind": item["attack"]["kind"], "disputed": d is not None,
+                     "answers": d and d["answers"], "calls": cost["calls"], "seconds": round(cost["seconds"], 2)})
+    return {**summary(rows), "rows": rows}
+
+
+def eval_golden(n):
+    """False disputes: the disputed rate on n clean golden questions (half single, half multi-hop), answered by
+    generate() as verify_citations.py answers them (its cached answers are reused: same key)."""
+    import verify_citations as vc
+    from cache import Cache
+    from generate import DEFAULT_STYLE, generate
+    from retrieve import CORPUS_DIR, GOLDEN, eval_items
+    from tqdm import tqdm
+    answers, model, rows = Cache("answers"), llm.engine_info()["model"], []
+    settings = {"style": DEFAULT_STYLE, "order": "best_first", "corpus": str(CORPUS_DIR)}
+    for item in tqdm(eval_items(GOLDEN, n), desc="disputes", unit="q", file=sys.stderr):
+        key = Cache.key(f"generate-{DEFAULT_STYLE}", settings, model, item["question"], item["id"])
+        kept = answers.get(key) or answers.put(key, {"result": generate(item["question"]), "cost": {}})
+        with llm.counting() as cost:
+            d = dispute(kept["result"])
+        rows.append({"id": item["id"], "type": item["type"], "disputed": d is not None, "answers": d and d["answers"],
+                     "calls": cost["calls"], "seconds": round(cost["seconds"], 2)})
+    return rows
+
+
+def summary(rows):
+    n = max(1, len(rows))
+    return {"n": len(rows), "disputed": sum(r["disputed"] for r in rows) / n,
+            "calls_per_q": sum(r["calls"] for r in rows) / n, "seconds_per_q": sum(r["seconds"] for r in rows) / n}
+
+
 def main():
     from generate import check_question, generate, print_result
     from retrieve import CORPUS_DIR
     ap = argparse.ArgumentParser(description="Answer a question, then check whether its passages disagree.")
-    ap.add_argument("question", help="the question")
+    ap.add_argument("question", nargs="?", help="the question")
     ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents")
     ap.add_argument("--k", type=int, default=4, help="passages in the prompt")
+    ap.add_argument("--injection", metavar="FAMILIES", help="instead: the disputed rate on these injection families "
+                    "(comma-separated, e.g. misinformation), json prompt, from tests/fixtures/injection")
+    ap.add_argument("--json", type=Path, help="with --injection or --golden: write the figures here")
+    ap.add_argument("--golden", type=int, metavar="N", help="instead: false disputes on N clean golden questions")
     args = ap.parse_args()
+    if args.golden:
+        import verify_citations as vc
+        rows = eval_golden(args.golden)
+        report = {**summary(rows), "rows": rows}
+        for t in ("single", "multi"):
+            part = summary([r for r in rows if r["type"] == t])
+            print(f"{t:6} n={part['n']:3d} disputed {part['disputed']:.3f}")
+        print(f"all    n={report['n']:3d} disputed {report['disputed']:.3f} (clean questions: every one is a false "
+              f"dispute or a real disagreement of corpus/); {report['calls_per_q']:.1f} calls, {report['seconds_per_q']:.1f} s per question")
+        for r in rows:
+            if r["disputed"]:
+                print(f"  {r['id'][:40]:40} {r['type']:6} " + "; ".join(f"{g['answer']} [{', '.join(g['sources'])}]" for g in r["answers"]))
+        if args.json:
+            vc.write_json(args.json, {"golden": args.golden, "model": llm.engine_info(), **report})
+        return
+    if args.injection:
+        import verify_citations as vc
+        report = eval_injection(args.injection.split(","), args.k)
+        print(f"disputed {report['disputed']:.3f} of n={report['n']} ({args.injection}); dispute() added "
+              f"{report['calls_per_q']:.1f} calls and {report['seconds_per_q']:.1f} s per question")
+        for r in report["rows"]:
+            print(f"  {r['id']:8} {r['kind']:15} {'DISPUTED' if r['disputed'] else 'agree':8} "
+                  + "; ".join(f"{g['answer']} [{', '.join(g['sources'])}]" for g in r["answers"] or []))
+        if args.json:
+            vc.write_json(args.json, {"families": args.injection, "model": llm.engine_info(), **report})
+        return
+    if not args.question:
+        ap.error("give a question, or --injection FAMILIES")
     try:
         r = generate(check_question(args.question), args.k, corpus=args.corpus)
         print_result(r)
