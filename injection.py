@@ -52,6 +52,7 @@ import time
 from pathlib import Path
 
 import generate as gen
+import injection_detector
 import judge
 import llm
 import verify_citations as vc
@@ -114,7 +115,6 @@ def hijacked(answer, sentences, invalid_ids, attack):
 
 def unseen_flag(text, family):
     """The learned detector fitted without this attack family (leave-one-family-out): does it flag the text?"""
-    import injection_detector
     d = injection_detector.detector(without=family)
     return bool(d and d.flags(text))
 
