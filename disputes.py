@@ -72,12 +72,12 @@ def eval_injection(families, k=4):
     """Share of injected questions of these families whose answer (json prompt, the injected document in the
     prompt as injection.py puts it) is marked disputed, with the calls and seconds dispute() added."""
     import injection
-    from generate import generate
     from tqdm import tqdm
     items = [i for i in injection.load_items(injection.GOLDEN) if i["attack"]["kind"] in families]
+    _, get = injection.answer_source("json", injection.CORPUS, k)   # the answers injection.py scored, cached
     rows = []
     for item in tqdm(items, desc="disputes", unit="q", file=sys.stderr):
-        r = generate(item["question"], k, passages=injection.passages_for(item, injection.CORPUS, k))
+        r = get(item)["result"]
         with llm.counting() as cost:
             d = dispute(r)
         rows.append({"id": item["id"], "kind": item["attack"]["kind"], "disputed": d is not None,
@@ -89,15 +89,12 @@ def eval_golden(n):
     """False disputes: the disputed rate on n clean golden questions (half single, half multi-hop), answered by
     generate() as verify_citations.py answers them (its cached answers are reused: same key)."""
     import verify_citations as vc
-    from cache import Cache
-    from generate import DEFAULT_STYLE, generate
-    from retrieve import CORPUS_DIR, GOLDEN, eval_items
+    from retrieve import GOLDEN, eval_items
     from tqdm import tqdm
-    answers, model, rows = Cache("answers"), llm.engine_info()["model"], []
-    settings = {"style": DEFAULT_STYLE, "order": "best_first", "corpus": str(CORPUS_DIR)}
+    name, answer_fn, settings = vc.run_args()
+    rows = []
     for item in tqdm(eval_items(GOLDEN, n), desc="disputes", unit="q", file=sys.stderr):
-        key = Cache.key(f"generate-{DEFAULT_STYLE}", settings, model, item["question"], item["id"])
-        kept = answers.get(key) or answers.put(key, {"result": generate(item["question"]), "cost": {}})
+        kept = vc.cached_answer(name, answer_fn, item, settings)
         with llm.counting() as cost:
             d = dispute(kept["result"])
         rows.append({"id": item["id"], "type": item["type"], "disputed": d is not None, "answers": d and d["answers"],

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import injection_detector
 import llm
+from cache import Cache
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, retrieve_chunks
 from vector_index import CorpusError
 
@@ -133,9 +134,7 @@ def quarantine_reasons(text):
 
 def quarantine_version():
     """What decides quarantine_reasons(): the markers and the detector's weights. Part of row cache keys."""
-    import hashlib
-    parts = [p.pattern for _, p in INJECTION_MARKERS] + [injection_detector.version()]
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:12]
+    return Cache.key([p.pattern for _, p in INJECTION_MARKERS], injection_detector.version())[:12]
 
 
 def format_sources(passages, style=DEFAULT_STYLE):

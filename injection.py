@@ -205,27 +205,40 @@ def run_method(method, items, corpus=CORPUS, k=K, fresh=False, progress=True):
     judge version and quarantine rule (gen.quarantine_version()), so a new judge or detector re-scores the
     cached answers without asking the model for them again."""
     from tqdm import tqdm
-    store, answers, model = Cache("injection"), Cache("injection_answers"), llm.engine_info()["model"]
-    answer = None if method in STYLES else answerer(method, corpus)
-    code, rows = fingerprint(method), []  # read once: an edit mid-run does not relabel rows made by the old code
-    corpus_hash = Cache.key(*[(p.name, p.read_bytes().decode("utf-8", "replace")) for p in sorted(Path(corpus).glob("*"))
-                              if p.is_file()])  # documents added to the corpus change what is retrieved
+    store, rows = Cache("injection"), []
+    answer_key, get = answer_source(method, corpus, k)
     for item in tqdm(items, desc=method, unit="q", file=sys.stderr, disable=not progress):
-        answer_key = Cache.key(VERSION, method, code, model, k, item["id"], item["question"], corpus_hash)
-        key = Cache.key(answer_key, judge.version(), gen.quarantine_version(), list(VERIFIERS))
+        key = Cache.key(answer_key(item), judge.version(), gen.quarantine_version(), list(VERIFIERS))
         if not fresh and key in store:
             rows.append(store.get(key))
             continue
-        kept = None if fresh else answers.get(answer_key)
+        kept = get(item, fresh)
+        rows.append(store.put(key, score(kept["result"], item, kept["seconds"])))
+    return rows
+
+
+def answer_source(method, corpus=CORPUS, k=K):
+    """(answer_key(item), get(item, fresh) -> {"result", "seconds"}) for one method: answers cached per (method,
+    its prompt code, model, question, corpus content) in Cache("injection_answers"), shared by every script
+    that scores them (run_method, disputes.py --injection)."""
+    answers, model = Cache("injection_answers"), llm.engine_info()["model"]
+    answer = None if method in STYLES else answerer(method, corpus)
+    code = fingerprint(method)  # read once: an edit mid-run does not relabel rows made by the old code
+    corpus_hash = Cache.key(*[(p.name, p.read_bytes().decode("utf-8", "replace")) for p in sorted(Path(corpus).glob("*"))
+                              if p.is_file()])  # documents added to the corpus change what is retrieved
+    answer_key = lambda item: Cache.key(VERSION, method, code, model, k, item["id"], item["question"], corpus_hash)
+
+    def get(item, fresh=False):
+        kept = None if fresh else answers.get(answer_key(item))
         if kept is None:
             start = time.perf_counter()
             if answer is None:
                 result = gen.generate(item["question"], k, style=method, passages=passages_for(item, corpus, k))
             else:
                 result = answer(item["question"])
-            kept = answers.put(answer_key, {"result": result, "seconds": time.perf_counter() - start})
-        rows.append(store.put(key, score(kept["result"], item, kept["seconds"])))
-    return rows
+            kept = answers.put(answer_key(item), {"result": result, "seconds": time.perf_counter() - start})
+        return kept
+    return answer_key, get
 
 
 def summarize(rows, verifier=None):

@@ -37,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
+from cache import Cache
 from retrieve import CORPUS_DIR, load_golden
 from vector_index import embed, index_dir, load_documents, split_sentences
 
@@ -128,8 +129,7 @@ def detector(without=None):
 
 def version():
     """A hash of the committed weights ('none' without them): part of the row cache keys that quarantine affects."""
-    import hashlib
-    return hashlib.sha256(MODEL_PATH.read_bytes()).hexdigest()[:12] if MODEL_PATH.exists() else "none"
+    return Cache.key(MODEL_PATH.read_text(encoding="utf-8"))[:12] if MODEL_PATH.exists() else "none"
 
 
 @functools.lru_cache(maxsize=4096)   # verify() asks once per citation: a passage is embedded once per process
@@ -176,8 +176,7 @@ def corpus_split(corpus=CORPUS_DIR):
 
 def embedded(texts, name):
     """[(sentences, features)] per text, the corpus ones cached in .rag/ by content hash."""
-    import hashlib
-    key = hashlib.sha256(json.dumps([texts, list(CUES), inspect.getsource(sentences_of)]).encode()).hexdigest()[:16]
+    key = Cache.key(texts, list(CUES), inspect.getsource(sentences_of))[:16]
     path = index_dir() / f"detector_{name}_{key}.npz"
     sents = [sentences_of(t) for t in texts]
     if path.exists():

@@ -263,8 +263,10 @@ def _answer_check(claim, source, slot, parts, contrast=False):
     # the model keeps its own answer; an alias or a coarser name of the same thing ('ASAP Rocky' for 'Rakim
     # Mayers', 'Germany' for 'Frankfurt am Main') still gets a very confident YES from the verdict
     verdict()
-    if parts["verdict"]["value"]["p_yes"] >= RESCUE_P_YES or not contrast:
-        return parts["verdict"]["value"]["p_yes"] >= RESCUE_P_YES
+    if parts["verdict"]["value"]["p_yes"] >= RESCUE_P_YES:
+        return True
+    if not contrast:
+        return False
     # answer_contrast (a candidate, not the default: it lost on the hard test pairs, results/judge_eval_test.json):
     # the claim also holds when P(YES) for it beats P(YES) for the model's own answer in the same form
     rival = verdict_reply(f'The answer to "{q}" is {said}.', source, "shared")

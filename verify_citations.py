@@ -101,28 +101,39 @@ def question_row(result, item, verdicts, cost, judge_cost):
             "judge_seconds": judge_cost["seconds"]}
 
 
+def answer_key(name, settings, item):
+    return Cache.key(name, settings or {}, llm.engine_info()["model"], item["question"], item["id"])
+
+
+def cached_answer(name, answer_fn, item, settings=None, fresh=False):
+    """{"result": answer_fn(question), "cost"}: cached per (name, settings, model, question) in Cache("answers"),
+    so every script that judges the same answers (evaluate, disputes.py) asks the model for them once."""
+    answers, key = Cache("answers"), answer_key(name, settings, item)
+    kept = None if fresh else answers.get(key)
+    if kept is None:
+        with llm.counting() as cost:
+            result = answer_fn(item["question"])
+        kept = {"result": result, "cost": dict(cost)}
+        try:
+            answers.put(key, kept)
+        except TypeError:  # a result that is not JSON (none of the lab's) is just not kept
+            pass
+    return kept
+
+
 def evaluate(name, answer_fn, items, settings=None, fresh=False, progress=True):
     """Answer each golden item with answer_fn(question) -> a generate()-shaped result, verify its
     citations, and return one row per question. Answers are cached per (name, settings, model, question)
     and rows per answer and judge.version(), so an interrupted run resumes, a rerun is instant, and a new
     judge re-judges the cached answers without asking for them again; fresh=True recomputes both."""
     from tqdm import tqdm
-    store, answers, model, rows = Cache("rows"), Cache("answers"), llm.engine_info()["model"], []
+    store, rows = Cache("rows"), []
     for item in tqdm(items, desc=name, unit="q", file=sys.stderr, disable=not progress):
-        answer_key = Cache.key(name, settings or {}, model, item["question"], item["id"])
-        key = Cache.key(answer_key, judge.version(), quarantine_version())
+        key = Cache.key(answer_key(name, settings, item), judge.version(), quarantine_version())
         if not fresh and key in store:
             rows.append(store.get(key))
             continue
-        kept = None if fresh else answers.get(answer_key)
-        if kept is None:
-            with llm.counting() as cost:
-                result = answer_fn(item["question"])
-            kept = {"result": result, "cost": dict(cost)}
-            try:
-                answers.put(answer_key, kept)
-            except TypeError:  # a result that is not JSON (none of the lab's) is just not kept
-                pass
+        kept = cached_answer(name, answer_fn, item, settings, fresh)
         with llm.counting() as judge_cost:
             verdicts = verify(kept["result"])
         rows.append(store.put(key, question_row(kept["result"], item, verdicts, kept["cost"], judge_cost)))
@@ -147,9 +158,14 @@ def summarize(rows):
 
 def run(items, style=DEFAULT_STYLE, order="best_first", corpus=CORPUS_DIR, fresh=False):
     """The plain cited answer, generate(), over golden items -> rows."""
+    name, answer_fn, settings = run_args(style, order, corpus)
+    return evaluate(name, answer_fn, items, settings, fresh)
+
+
+def run_args(style=DEFAULT_STYLE, order="best_first", corpus=CORPUS_DIR):
+    """(name, answer_fn, settings) of the plain cited answer: what run() evaluates and caches answers under."""
     settings = {"style": style, "order": order, "corpus": str(corpus)}
-    return evaluate(f"generate-{style}", lambda q: generate(q, order=order, style=style, corpus=corpus),
-                    items, settings, fresh)
+    return f"generate-{style}", lambda q: generate(q, order=order, style=style, corpus=corpus), settings
 
 
 def print_answer(result, verdicts):
