@@ -38,6 +38,7 @@ import time
 from pathlib import Path
 
 import crag
+import disputes
 import flare
 import graphrag
 import llm
@@ -133,6 +134,14 @@ def answer_steps(question, pattern, corpus, choices):
                 box["judge"] = judge_cost
             except Exception as e:  # the answer still shows, its chips marked unchecked
                 box["judge_error"] = str(e)
+                return
+            box["stage"] = "checking whether the sources disagree (one call per passage about the question)"
+            try:
+                with llm.counting() as cost:
+                    box["dispute"] = disputes.check(box["result"])
+                box["judge"] = {k: v + cost.get(k, 0) for k, v in box["judge"].items()}
+            except Exception as e:  # the answer shows without the chip; the status line says why
+                box["dispute_error"] = str(e)
         worker = threading.Thread(target=work, daemon=True)
         worker.start()
         yield render_status(f"{box['stage']}…"), keep, keep
@@ -154,8 +163,10 @@ def answer_steps(question, pattern, corpus, choices):
     verdicts = box.get("verdicts")
     checked = (f"citation check failed: {box['judge_error']}" if "judge_error" in box
                else f"{sum(len(s['cites']) for s in r['sentences'])} citations checked")
+    if "dispute_error" in box:
+        checked += f", disagreement check failed: {box['dispute_error']}"
     yield (render_status(f"done in {time.time() - start:.0f} s: {len(r['sentences'])} sentences, {checked}", "done"),
-           render_answer(r, verdicts, notice), render_trace(r, pattern, box.get("judge"), info))
+           render_answer(r, verdicts, notice, box.get("dispute")), render_trace(r, pattern, box.get("judge"), info))
 
 
 def announce(question):

@@ -22,16 +22,56 @@ import argparse
 import sys
 from pathlib import Path
 
+import judge
 import llm
+from cache import Cache
 from judge import MAX_SOURCE_CHARS, NOT_STATED, answers_match, named_in, normalize_answer, source_answer
+from judge_pairs import COMMON, NAME
 from vector_index import CorpusError
 
+ASKING = COMMON | {"who", "what", "which", "when", "where", "why", "how", "whose", "whom", "is", "was", "are",
+                   "were", "did", "does", "do", "name", "list", "give", "tell", "many", "much"}
 
-def passage_answers(question, passages):
-    """[(passage id, its answer)] for the passages that answer the question with words copied from themselves."""
+
+def subject_names(question):
+    """The names a question is about, the words a question asks with left off:
+    'In which valley is Brokenhythe wine produced?' -> ['Brokenhythe'];
+    'Johnnycake, West Virginia >> located in the administrative territorial entity' -> ['Johnnycake', 'West Virginia']"""
+    found = []
+    for m in NAME.finditer(question.split(">>")[0] if ">>" in question else question):
+        words = m.group().strip(" .,'’").split()
+        while words and words[0].lower() in ASKING:
+            words = words[1:]
+        if words and " ".join(words) not in found:
+            found.append(" ".join(words))
+    return found
+
+
+def about(question, text):
+    """Whether a passage names every name the question is about (all of them when the question has none), so
+    that its answer is an answer about the same subject: a paragraph on another Jiménez or another river of the
+    same country answers its own subject, not the question's."""
+    return all(named_in(text, n, share=1.0) for n in subject_names(question))
+
+
+def version():
+    """What decides check(): this file's code and the judge's answer prompt. Part of row cache keys."""
+    return Cache.key(Path(__file__).read_text(encoding="utf-8"), judge.SHARED_SYSTEM)[:12]
+
+
+def passage_answers(question, passages, cost=None):
+    """[(passage id, its answer)] for the passages about the question's subject (no call for the others) that
+    answer it with words copied from themselves. `cost`: a dict that gains the calls and seconds the replies
+    cost when first computed (cached replies keep theirs, so a rerun reports the same cost)."""
     out = []
     for p in passages:
-        said = str(source_answer(question, p["text"][:MAX_SOURCE_CHARS])["value"]).strip()
+        if not about(question, p["text"]):
+            continue
+        reply = source_answer(question, p["text"][:MAX_SOURCE_CHARS])
+        if cost is not None:
+            cost["calls"] = cost.get("calls", 0) + reply["calls"]
+            cost["seconds"] = round(cost.get("seconds", 0.0) + reply["seconds"], 3)
+        said = str(reply["value"]).strip()
         if normalize_answer(said) not in NOT_STATED and named_in(p["text"], said):
             out.append((p["id"], said))
     return out
@@ -49,17 +89,22 @@ def group_answers(answers):
     return groups
 
 
-def dispute(result):
-    """None when the passages agree (or at most one answers); else {"answers": [{"answer", "sources"}, ...],
-    "shown_in": index of the group the shown answer belongs to, or None}. No call for an "I don't know"."""
+def check(result):
+    """{"disputed", "answers": [{"answer", "sources"}, ...] (every group, even one), "shown_in": the index of the
+    group the shown answer belongs to or None, "calls", "seconds"}. No call for an "I don't know"."""
+    cost = {"calls": 0, "seconds": 0.0}
     if result.get("idk") or result.get("error") or not result.get("passages"):
-        return None
-    groups = group_answers(passage_answers(result["question"], result["passages"]))
-    if len(groups) < 2:
-        return None
+        return {"disputed": False, "answers": [], "shown_in": None, **cost}
+    groups = group_answers(passage_answers(result["question"], result["passages"], cost))
     shown = result.get("answer") or ""
     home = next((i for i, g in enumerate(groups) if answers_match(shown, g["answer"]) or answers_match(g["answer"], shown)), None)
-    return {"answers": groups, "shown_in": home}
+    return {"disputed": len(groups) >= 2, "answers": groups, "shown_in": home, **cost}
+
+
+def dispute(result):
+    """None when the passages agree (or at most one answers); else check()'s dict."""
+    d = check(result)
+    return d if d["disputed"] else None
 
 
 def describe(d):
@@ -77,11 +122,8 @@ def eval_injection(families, k=4):
     _, get = injection.answer_source("json", injection.CORPUS, k)   # the answers injection.py scored, cached
     rows = []
     for item in tqdm(items, desc="disputes", unit="q", file=sys.stderr):
-        r = get(item)["result"]
-        with llm.counting() as cost:
-            d = dispute(r)
-        rows.append({"id": item["id"], "kind": item["attack"]["kind"], "disputed": d is not None,
-                     "answers": d and d["answers"], "calls": cost["calls"], "seconds": round(cost["seconds"], 2)})
+        d = check(get(item)["result"])
+        rows.append({"id": item["id"], "kind": item["attack"]["kind"], **row(d)})
     return {**summary(rows), "rows": rows}
 
 
@@ -94,12 +136,15 @@ def eval_golden(n):
     name, answer_fn, settings = vc.run_args()
     rows = []
     for item in tqdm(eval_items(GOLDEN, n), desc="disputes", unit="q", file=sys.stderr):
-        kept = vc.cached_answer(name, answer_fn, item, settings)
-        with llm.counting() as cost:
-            d = dispute(kept["result"])
-        rows.append({"id": item["id"], "type": item["type"], "disputed": d is not None, "answers": d and d["answers"],
-                     "calls": cost["calls"], "seconds": round(cost["seconds"], 2)})
+        d = check(vc.cached_answer(name, answer_fn, item, settings)["result"])
+        rows.append({"id": item["id"], "type": item["type"], **row(d)})
     return rows
+
+
+def row(d):
+    """check()'s dict as a JSON row: the groups only when disputed."""
+    return {"disputed": d["disputed"], "answers": d["answers"] if d["disputed"] else None,
+            "calls": d["calls"], "seconds": round(d["seconds"], 2)}
 
 
 def summary(rows):

@@ -29,6 +29,7 @@ CSS = """
 .pop .src{max-height:14em;overflow:auto;background:#f6f6f6;padding:4px 6px;margin:4px 0}
 .sentence{margin:6px 0;line-height:1.9}.sentence.unsupported{text-decoration:underline wavy #d9473b}
 .short{font-size:1.25em;font-weight:700;margin-bottom:6px}.short.unverified{color:#8a1c13}
+.disputed{display:inline-block;margin:2px 0 8px;padding:1px 9px;border-radius:9px;background:#fdeccb;color:#6b4300;border:1px solid #d9962b}
 .said{color:#666;margin-bottom:6px}.said s{color:#999}.notice{padding:6px 10px;border-radius:6px;background:#fff1c7}
 .status{padding:6px 10px;border-radius:6px;background:#eef3ff}.status.error{background:#fbd3d0}.status.done{background:#c8f0cf}
 .trace li{margin:3px 0}.trace .route{font-weight:700;margin-bottom:6px}.trace table td{padding:1px 8px}
@@ -60,9 +61,10 @@ def _source_html(p):
             f'chunk <code>{esc(p.get("chunk_id"))}</code></div><div class="src">{esc(cut)}</div>')
 
 
-def render_answer(result, verdicts, notice=None):
+def render_answer(result, verdicts, notice=None, dispute=None):
     """A result (generate()-shaped) and verify(result)'s verdicts (None: not checked) -> the answer's HTML:
-    the short answer, each sentence with one chip per citation (class and data-verdict supported /
+    the short answer, a DISPUTED chip with every answer and its sources when `dispute` (disputes.check's dict)
+    says the passages disagree, each sentence with one chip per citation (class and data-verdict supported /
     unsupported / invalid / unchecked), uncited sentences marked, then the sources the model was given."""
     by_id = {p["id"]: p for p in result.get("passages", [])}
     invalid = {}
@@ -75,6 +77,10 @@ def render_answer(result, verdicts, notice=None):
                    f'</div><div class="said">the model said: <s>{esc(result.get("answer", ""))}</s></div>')
     else:
         out.append(f'<div class="short" data-answer data-status="{status}">{esc(result.get("answer", ""))}</div>')
+    if dispute and dispute.get("disputed"):
+        groups = "; ".join(f'<b>{esc(g["answer"])}</b> [{esc(", ".join(g["sources"]))}]' for g in dispute["answers"])
+        out.append(f'<div class="disputed" data-disputed="{len(dispute["answers"])}">DISPUTED: the sources disagree: '
+                   f'{groups}</div>')
     if result.get("error"):
         out.append(f'<div class="notice">The model\'s reply was unusable: {esc(result["error"])}</div>')
     for n, s in enumerate(result.get("sentences", [])):

@@ -122,6 +122,17 @@ def test_render_answer_chips_verdicts_invalid_uncited_and_escaping():
     assert [c[2] for c in chips(unchecked)] == ["unchecked", "unchecked", "invalid"]
 
 
+def test_disputed_answer_shows_every_answer_with_its_sources():
+    result = {"answer": "Baxter <Quill>", "passages": [PASSAGE], "sentences": []}
+    d = {"disputed": True, "answers": [{"answer": "Imre Dolanski", "sources": ["S1", "S4"]},
+                                        {"answer": "Baxter <Quill>", "sources": ["S3"]}], "shown_in": 1}
+    out = page.render_answer(result, [], dispute=d)
+    assert ('<div class="disputed" data-disputed="2">DISPUTED: the sources disagree: <b>Imre Dolanski</b> [S1, S4]; '
+            '<b>Baxter &lt;Quill&gt;</b> [S3]</div>') in out
+    assert "data-disputed" not in page.render_answer(result, [], dispute={**d, "disputed": False})
+    assert "data-disputed" not in page.render_answer(result, [])
+
+
 def test_an_answer_no_sentence_supports_is_not_the_headline(capsys):
     result = {"question": "Who directed Big Stone Gap?", "answer": "New York City", "passages": [PASSAGE],
               "sentences": [{"text": "It was directed in New York City.", "cites": ["S1"]}], "invalid_ids": []}

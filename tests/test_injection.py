@@ -147,12 +147,14 @@ def test_honest_model_is_correct_and_verified_and_rows_are_cached(inj_corpus):
 def test_tables_pool_raw_and_verified_rows():
     rows = [{"kind": "ignore", "injected_in_context": True, "hijacked": h, "fake_label_cited": False, "correct": c,
              "seconds": 2.0, **{f"{v}_hijacked": h and v == "verify" for v in inj.VERIFIERS},
-             **{f"{v}_correct": c for v in inj.VERIFIERS}}
-            for h, c in [(True, False), (False, True), (True, False), (False, True)]]
+             **{f"{v}_correct": c for v in inj.VERIFIERS}, "disputed": d, "dispute_calls": 2, "dispute_seconds": 3.0}
+            for h, c, d in [(True, False, True), (False, True, False), (True, False, False), (False, True, False)]]
     table, by_kind = inj.tables({"lab": rows})
     assert table["lab"]["attack_success"] == table["lab+verify"]["attack_success"] == 0.5
     assert table["lab+quarantine"]["attack_success"] == table["lab+oracle"]["attack_success"] == 0.0
     assert table["lab"]["correct"] == 0.5 and by_kind["lab"] == {"ignore": 0.5}
+    assert table["lab"]["disputed"] == table["lab+oracle"]["disputed"] == 0.25   # shown beside any verifier
+    assert table["lab"]["dispute_seconds_per_question"] == 3.0
 
 
 def test_cli_prints_the_table_and_writes_json(inj_corpus, tmp_path, monkeypatch, capsys):
@@ -236,7 +238,8 @@ def test_a_pattern_fingerprint_covers_the_files_it_runs(tmp_path, monkeypatch):
 
 def test_by_kind_header_keeps_long_family_names_apart(capsys):
     rows = [{"kind": k, "injected_in_context": True, "hijacked": h, "fake_label_cited": False, "correct": True,
-             "error": False, "calls": 1, "seconds": 1.0, **{f"{v}_{f}": False for v in inj.VERIFIERS for f in ("kept", "hijacked", "correct")}}
+             "error": False, "calls": 1, "seconds": 1.0, "disputed": False, "dispute_calls": 0, "dispute_seconds": 0.0,
+             **{f"{v}_{f}": False for v in inj.VERIFIERS for f in ("kept", "hijacked", "correct")}}
             for k, h in (("other_language", True), ("misinformation", False))]
     inj.print_tables(*inj.tables({"json": rows}))
     header = capsys.readouterr().out.split("attack success rate by kind\n")[1].splitlines()[0]

@@ -72,17 +72,34 @@ def test_passages_that_give_different_answers_make_the_answer_disputed(tmp_path,
     passages = [{"id": "S1", "text": "Velloran Tower was designed by the architect Imre Dolanski."},
                 {"id": "S2", "text": "Kessmark is a town."},
                 {"id": "S3", "text": "Records show the Velloran Tower was designed by Baxter Quill."},
-                {"id": "S4", "text": "Dolanski, Imre Dolanski's tower, stands in Kessmark."}]
+                {"id": "S4", "text": "Dolanski, Imre Dolanski's Velloran Tower, stands in Kessmark."},
+                {"id": "S5", "text": "Orrin Hall was designed by Tamsin Rook, who never built a tower."}]
     result = {"question": "Who designed the Velloran Tower?", "answer": "Baxter Quill", "idk": False, "passages": passages}
-    script = passage_judge({"Imre": "Imre Dolanski", "Records": "Baxter Quill"})
+    script = passage_judge({"Imre": "Imre Dolanski", "Records": "Baxter Quill", "Orrin": "Tamsin Rook"})
     with llm.use_model(llm.ScriptedModel(script)) as m:
         d = disputes.dispute(result)
-        assert len(m.calls) == 4   # one question per passage
-    assert d == {"answers": [{"answer": "Imre Dolanski", "sources": ["S1", "S4"]},
-                             {"answer": "Baxter Quill", "sources": ["S3"]}], "shown_in": 1}
+        assert len(m.calls) == 3   # one question per passage that names the question's subject: not S2, not S5
+    assert {k: d[k] for k in ("disputed", "answers", "shown_in", "calls")} == {
+        "disputed": True, "answers": [{"answer": "Imre Dolanski", "sources": ["S1", "S4"]},
+                                      {"answer": "Baxter Quill", "sources": ["S3"]}], "shown_in": 1, "calls": 3}
     assert disputes.describe(d) == "DISPUTED: the sources disagree: Imre Dolanski [S1, S4]; Baxter Quill [S3]"
+    with llm.use_model(llm.ScriptedModel(script)) as m:   # from the cache: no call, the same cost reported
+        assert disputes.check(result)["calls"] == 3 and not m.calls
+    # a passage about another subject answers for its own subject (Orrin Hall's designer): never a dispute
+    with llm.use_model(llm.ScriptedModel(passage_judge({"Imre": "Imre Dolanski", "Orrin": "Tamsin Rook"}))):
+        assert disputes.dispute({**result, "passages": [passages[0], passages[4]]}) is None
     with llm.use_model(llm.ScriptedModel(passage_judge({"Imre": "Imre Dolanski", "Records": "the architect Imre Dolanski"}))):
         assert disputes.dispute({**result, "question": "Who designed it?"}) is None   # they agree: not disputed
     with llm.use_model(llm.ScriptedModel(passage_judge({"Imre": "Odile Marchbank"}))):  # not copied from S1: ignored
         assert disputes.dispute({**result, "question": "Who built it?"}) is None
     assert disputes.dispute({**result, "idk": True}) is None
+
+
+def test_subject_names_leave_off_the_asking_words():
+    import disputes
+    assert disputes.subject_names("In which valley is Brokenhythe wine produced?") == ["Brokenhythe"]
+    assert disputes.subject_names("Johnnycake, West Virginia >> located in the administrative territorial entity") \
+        == ["Johnnycake", "West Virginia"]
+    assert disputes.subject_names("who is captain miller") == []          # no name: every passage is asked
+    assert disputes.about("Who built the Skarvel Viaduct?", "The viaduct at Skarvel has 14 arches.")
+    assert not disputes.about("Who built the Skarvel Viaduct?", "The Skarvel road crosses the Brell by a ford.")
