@@ -11,9 +11,12 @@ engine, cached by content in .rag/cache/judge.jsonl).
 Why: a document that calmly states a false fact carries no instruction, so no detector can see it
 (injection_detector.py, generate.injection_markers). What can be seen is that it disagrees with another
 passage. Each passage is asked the question on its own (judge.source_answer: the judge's shared prompt, "not
-stated" when the passage does not answer); answers that agree (judge.answers_match, either way round) form one
+stated" when the passage does not answer); answers that agree (answers.answers_match, either way round) form one
 group; two or more groups make the answer DISPUTED, and the user is shown every group with its sources instead
-of one answer picked silently. An answer not copied from its passage (not named in it) is left out.
+of one answer picked silently. An answer not copied from its passage (not named in it) is left out, and so is
+every passage that does not name all the names the question is about (answers.about: no call for it): a
+paragraph on another Jiménez answers for its own subject. That rule took false disputes on 30 clean golden
+answers from 13 to 2 and kept 5 of 6 misinformation documents disputed.
 Not handled: a multi-hop question's hop passages answer their own hop, not the question; when the model names
 the hop's entity as the passage's answer, a clean multi-hop answer can be marked disputed (measured in
 injection.py's clean rows and README). Lists ("A and B") count as one answer.
@@ -24,39 +27,15 @@ from pathlib import Path
 
 import judge
 import llm
+from answers import NOT_STATED, about, answers_match, named_in, normalize_answer
 from cache import Cache
-from judge import MAX_SOURCE_CHARS, NOT_STATED, answers_match, named_in, normalize_answer, source_answer
-from judge_pairs import COMMON, NAME
+from judge import MAX_SOURCE_CHARS, source_answer
 from vector_index import CorpusError
-
-ASKING = COMMON | {"who", "what", "which", "when", "where", "why", "how", "whose", "whom", "is", "was", "are",
-                   "were", "did", "does", "do", "name", "list", "give", "tell", "many", "much"}
-
-
-def subject_names(question):
-    """The names a question is about, the words a question asks with left off:
-    'In which valley is Brokenhythe wine produced?' -> ['Brokenhythe'];
-    'Johnnycake, West Virginia >> located in the administrative territorial entity' -> ['Johnnycake', 'West Virginia']"""
-    found = []
-    for m in NAME.finditer(question.split(">>")[0] if ">>" in question else question):
-        words = m.group().strip(" .,'’").split()
-        while words and words[0].lower() in ASKING:
-            words = words[1:]
-        if words and " ".join(words) not in found:
-            found.append(" ".join(words))
-    return found
-
-
-def about(question, text):
-    """Whether a passage names every name the question is about (all of them when the question has none), so
-    that its answer is an answer about the same subject: a paragraph on another Jiménez or another river of the
-    same country answers its own subject, not the question's."""
-    return all(named_in(text, n, share=1.0) for n in subject_names(question))
-
 
 def version():
     """What decides check(): this file's code and the judge's answer prompt. Part of row cache keys."""
-    return Cache.key(Path(__file__).read_text(encoding="utf-8"), judge.SHARED_SYSTEM)[:12]
+    here = Path(__file__).parent
+    return Cache.key(*[(here / f).read_text(encoding="utf-8") for f in ("disputes.py", "answers.py")], judge.SHARED_SYSTEM)[:12]
 
 
 def passage_answers(question, passages, cost=None):

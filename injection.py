@@ -58,7 +58,8 @@ import judge
 import llm
 import verify_citations as vc
 from cache import Cache
-from judge import joined, normalize_answer, supports
+from answers import normalize_answer
+from judge import joined, supports
 from retrieve import load_golden, retrieve_chunks
 from vector_index import CorpusError, build_index, warn
 

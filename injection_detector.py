@@ -159,7 +159,7 @@ def fixture_docs(fixture=FIXTURE):
 def pushing(sentences, X, target):
     """(sentences, features) of an injected document's sentences that name the target: the instruction itself,
     not the topical sentences beside it, which read like any true document (all of them when none names it)."""
-    from judge import normalize_answer
+    from answers import normalize_answer
     t = f" {normalize_answer(target)} "
     keep = [i for i, s in enumerate(sentences) if t in f" {normalize_answer(s)} "] or list(range(len(sentences)))
     return [sentences[i] for i in keep], X[keep]

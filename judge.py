@@ -29,15 +29,15 @@ Not handled: a yes/no claim gets only the verdict, which is lenient; a true answ
 granularity than the source's ('Frankfurt am Main' where the source says Germany) can be refused.
 """
 import argparse
+import inspect
 import json
 import os
 import re
-import string
 import sys
-from collections import Counter
 from pathlib import Path
 
 import llm
+from answers import NOT_STATED, about, answers_match, exact_match, f1, named_in, normalize_answer, stated_fuller
 from cache import Cache
 from retrieve import CORPUS_DIR, GOLDEN, eval_items
 from vector_index import CorpusError
@@ -102,7 +102,7 @@ ANSWER_SCHEMA = {"type": "object", "properties": {"answer": {"type": "string", "
                  "required": ["answer"]}
 CLAIM_FORM = re.compile(r'^\s*The answer to "(.+)" is (.+?)\.?\s*$', re.S)  # how verifiers phrase a short answer
 BARE_ANSWER_WORDS = 6         # a claim this short and without a full stop, given with its question, is an answer
-NOT_STATED = {"not stated", "not given", "not mentioned", "unknown", "none", ""}
+
 
 
 def claim_slot(claim, question=None, answer=None):
@@ -119,17 +119,6 @@ def claim_slot(claim, question=None, answer=None):
         return question, answer
     bare = answer is None and len(claim.split()) <= BARE_ANSWER_WORDS and not claim.rstrip().endswith((".", "!", "?"))
     return (question, claim.strip()) if bare else None
-
-
-def answers_match(said, claimed):
-    """Whether the source's answer and the claim's agree: SQuAD-normalised equal, one inside the other,
-    or token F1 >= 0.5. ('the engineer Tomas Vell', 'Tomas Vell') -> True; ('Corran', 'Tomas Vell') -> False"""
-    s, c = normalize_answer(said), normalize_answer(claimed)
-    if s in NOT_STATED or not c:
-        return False
-    if set(re.findall(r"\d+", s)) != set(re.findall(r"\d+", c)) and re.search(r"\d", c):
-        return False  # 'June 6' is not 'June 30', whatever their shared words
-    return s == c or f" {c} " in f" {s} " or f" {s} " in f" {c} " or _token_f1(said, claimed) >= 0.5
 
 
 def _timed(kind, payload, compute):
@@ -219,13 +208,6 @@ def choose(question, source, options, system=None):
         max_tokens=60).get("answer", "")))
 
 
-def named_in(text, answer, share=0.5):
-    """At least `share` of the answer's words occur in the text: ('... engineer Tomas Vell ...', 'Tomas Vell') -> True"""
-    split = lambda t: normalize_answer(re.sub(r"[-–/]", " ", t)).split()  # 'Mecklenburg-Schwerin' names Mecklenburg
-    words, found = split(answer), set(split(text))
-    return bool(words) and sum(w in found for w in words) / len(words) >= share
-
-
 def judge_claim(claim, source, design=None, style=None, question=None, answer=None):
     """(supported, parts) under a judge design: "answer_check" (default), "answer_contrast" (its candidate
     variant) or "verdict" (the old prompt alone; judge_eval.py holds the other candidates); parts holds each
@@ -245,17 +227,21 @@ def _answer_check(claim, source, slot, parts, contrast=False):
     def verdict():
         parts["verdict"] = verdict_reply(claim, source, "shared")
         return parts["verdict"]["value"]["yes"]
-    if slot is None or normalize_answer(slot[1]) in ("yes", "no"):
+    if slot is None:
         return verdict()
     q, claimed = slot
+    if normalize_answer(claimed) in ("yes", "no"):
+        # nothing to compare, but a source that does not name everything the question is about cannot settle it
+        # ('Are X and Y both directors?' against a paragraph on X alone): no call
+        return about(q, source) and verdict()
     parts["answer"] = source_answer(q, source)
     said = parts["answer"]["value"]
     if not named_in(source, claimed):  # the source never names the claim's answer
         return False
     if normalize_answer(said) in NOT_STATED or not named_in(source, said):
         return verdict()  # no answer from the source to compare (none, or not copied from it): the verdict decides
-    if answers_match(said, claimed):
-        return True
+    if answers_match(said, claimed) or stated_fuller(said, claimed, source):
+        return True  # the same answer, or a fuller form of it the source states ('August 16, 1967' for '1967')
     parts["choice"] = choose(q, source, [claimed, said])
     pick = parts["choice"]["value"]
     if answers_match(pick, claimed) and not answers_match(pick, said):
@@ -277,7 +263,8 @@ def _answer_check(claim, source, slot, parts, contrast=False):
 def version():
     """What decides a verdict today: prompts, design, threshold, judge model. Part of every row cache key,
     so rows judged by another judge are not reused. version() -> 'judge-v1/answer_check/3f2a9c1e/0.86/-'"""
-    return f"{PROMPT_VERSION}/{JUDGE_DESIGN}/{Cache.key(SHARED_SYSTEM)[:8]}/{RESCUE_P_YES}/{judge_model() or '-'}"
+    code = Cache.key(SHARED_SYSTEM, inspect.getsource(_answer_check), (HERE / "answers.py").read_text(encoding="utf-8"))
+    return f"{PROMPT_VERSION}/{JUDGE_DESIGN}/{code[:8]}/{RESCUE_P_YES}/{judge_model() or '-'}"
 
 
 def judge_model():
@@ -315,35 +302,6 @@ def faithfulness(sentences, passages):
         return 1.0
     source = joined(passages)
     return sum(supports(s["text"], source) for s in sentences) / len(sentences)
-
-
-def normalize_answer(s):
-    """SQuAD: 'The  Eiffel Tower!' -> 'eiffel tower'"""
-    s = "".join(ch for ch in s.lower() if ch not in set(string.punctuation))
-    s = re.sub(r"\b(a|an|the)\b", " ", s)
-    return " ".join(s.split())
-
-
-def _token_f1(pred, gold):
-    p, g = normalize_answer(pred).split(), normalize_answer(gold).split()
-    common = sum((Counter(p) & Counter(g)).values())
-    if not p or not g:
-        return float(p == g)
-    if common == 0:
-        return 0.0
-    precision, recall = common / len(p), common / len(g)
-    return 2 * precision * recall / (precision + recall)
-
-
-def exact_match(pred, item):
-    """1.0 when the normalised prediction equals the answer or an alias."""
-    golds = [item["answer"]] + list(item.get("aliases", []))
-    return float(any(normalize_answer(pred) == normalize_answer(g) for g in golds))
-
-
-def f1(pred, item):
-    """Best SQuAD token F1 over the answer and its aliases. ('Tomas Vell', {'answer': 'Vell'}) -> 0.667"""
-    return max(_token_f1(pred, g) for g in [item["answer"]] + list(item.get("aliases", [])))
 
 
 def audit(result, item):

@@ -31,6 +31,7 @@ import json
 import sys
 from pathlib import Path
 
+import answers
 import llm
 import judge
 from judge_pairs import KINDS, OUT_DIR, load
@@ -85,14 +86,14 @@ def judge_pair(claim, source, design):
     q, claimed = slot
     parts["answer"] = judge.source_answer(q, source, ANSWER_SYSTEM)
     said = parts["answer"]["value"]
-    if judge.answers_match(said, claimed):
+    if answers.answers_match(said, claimed):
         return True, parts
-    if not design.endswith("choice") or judge.normalize_answer(said) in judge.NOT_STATED \
-            or not judge.named_in(source, claimed):
+    if not design.endswith("choice") or answers.normalize_answer(said) in answers.NOT_STATED \
+            or not answers.named_in(source, claimed):
         return False, parts
     parts["choice"] = judge.choose(q, source, [claimed, said], CHOICE_RULES)
     pick = parts["choice"]["value"]
-    return judge.answers_match(pick, claimed) and not judge.answers_match(pick, said), parts
+    return answers.answers_match(pick, claimed) and not answers.answers_match(pick, said), parts
 
 
 def run_design(pairs, design, progress=True):

@@ -35,7 +35,7 @@ import multihop
 import router
 from cache import Cache
 from generate import SYSTEM as ANSWER_SYSTEM, generate
-from judge import exact_match, f1
+from answers import exact_match, f1
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, doc_recall, eval_items, sample_golden
 from vector_index import CorpusError
 

@@ -28,7 +28,8 @@ import judge
 import llm
 from generate import DEFAULT_STYLE, ORDERS, STYLES, check_question, generate, quarantine_reasons, quarantine_version
 from cache import Cache
-from judge import exact_match, f1, joined, supports
+from answers import exact_match, f1
+from judge import joined, supports
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, doc_recall, eval_items
 from vector_index import CorpusError
 

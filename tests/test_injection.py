@@ -13,7 +13,7 @@ import generate as g
 import injection as inj
 import llm
 import judge
-from judge import normalize_answer
+from answers import normalize_answer
 from retrieve import golden_problem
 from conftest import NOT_STATED_REPLY, judge_defers
 

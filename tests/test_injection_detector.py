@@ -93,13 +93,3 @@ def test_passages_that_give_different_answers_make_the_answer_disputed(tmp_path,
     with llm.use_model(llm.ScriptedModel(passage_judge({"Imre": "Odile Marchbank"}))):  # not copied from S1: ignored
         assert disputes.dispute({**result, "question": "Who built it?"}) is None
     assert disputes.dispute({**result, "idk": True}) is None
-
-
-def test_subject_names_leave_off_the_asking_words():
-    import disputes
-    assert disputes.subject_names("In which valley is Brokenhythe wine produced?") == ["Brokenhythe"]
-    assert disputes.subject_names("Johnnycake, West Virginia >> located in the administrative territorial entity") \
-        == ["Johnnycake", "West Virginia"]
-    assert disputes.subject_names("who is captain miller") == []          # no name: every passage is asked
-    assert disputes.about("Who built the Skarvel Viaduct?", "The viaduct at Skarvel has 14 arches.")
-    assert not disputes.about("Who built the Skarvel Viaduct?", "The Skarvel road crosses the Brell by a ford.")

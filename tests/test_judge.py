@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+import answers
 import judge
 import llm
 import verify_citations as vc
@@ -28,10 +29,10 @@ def fresh_cache(tmp_path, monkeypatch):
 
 def test_squad_scores():
     item = {"answer": "the Eiffel Tower", "aliases": ["Tour Eiffel"]}
-    assert judge.normalize_answer("The  Eiffel Tower!") == "eiffel tower"
-    assert judge.exact_match("eiffel tower.", item) == 1.0 and judge.exact_match("Paris", item) == 0.0
-    assert judge.f1("Tour Eiffel in Paris", item) == pytest.approx(2 / 3)  # P 2/4, R 2/2
-    assert judge.f1("Tomas Vell", {"answer": "Vell"}) == pytest.approx(2 / 3)
+    assert answers.normalize_answer("The  Eiffel Tower!") == "eiffel tower"
+    assert answers.exact_match("eiffel tower.", item) == 1.0 and answers.exact_match("Paris", item) == 0.0
+    assert answers.f1("Tour Eiffel in Paris", item) == pytest.approx(2 / 3)  # P 2/4, R 2/2
+    assert answers.f1("Tomas Vell", {"answer": "Vell"}) == pytest.approx(2 / 3)
 
 
 def test_supports_parses_and_caches_by_content(fresh_cache):
@@ -131,7 +132,7 @@ def test_judge_pairs_are_labelled_and_split_by_question(corpus, golden_path):
     assert fx4["support"]["label"] is True and fx4["hard"]["label"] is False and fx4["unrelated"]["label"] is False
     # the hard claim gives a wrong answer that its own gold source names; the unrelated source lacks the answer
     q, wrong = judge.claim_slot(fx4["hard"]["claim"])
-    assert judge.normalize_answer(wrong) != judge.normalize_answer(judge.claim_slot(fx4["support"]["claim"])[1])
+    assert answers.normalize_answer(wrong) != answers.normalize_answer(judge.claim_slot(fx4["support"]["claim"])[1])
     assert judge_pairs.names(fx4["hard"]["source"], wrong) and fx4["hard"]["source"] == fx4["support"]["source"]
     q, right = judge.claim_slot(fx4["unrelated"]["claim"])
     assert not judge_pairs.names(fx4["unrelated"]["source"], right)
@@ -209,6 +210,20 @@ def test_answer_check_defers_to_the_verdict_only_where_no_answer_compares(fresh_
         assert judge.judge_claim('The answer to "Is Ashford Bridge in Corran?" is yes.', src)[0] is True
         assert "verdict" in m.calls[-1][1]["properties"] and m.calls[-1][0][0]["content"] == judge.SHARED_SYSTEM
 
+        # ...unless the source does not name everything the question is about: no, without a call
+        before = len(m.calls)
+        assert judge.judge_claim('The answer to "Are Ashford Bridge and Lente Weir both in Corran?" is yes.', src)[0] is False
+        assert len(m.calls) == before
+
+
+def test_a_fuller_answer_the_source_states_needs_no_multiple_choice(fresh_cache):
+    """SCRIPTED model: the source's own answer is the coarser 'the engineer Tomas Vell'."""
+    src = "Ashford Bridge is in Corran. It was designed by the engineer Tomas Anders Vell."
+    with llm.use_model(llm.ScriptedModel(answer_judge)) as m:
+        ok, parts = judge.judge_claim('The answer to "Who designed Ashford Bridge?" is Tomas Anders Vell.', src)
+        assert ok is True and "choice" not in parts and len(m.calls) == 1   # stated word for word, shares 'Vell'
+        ok, parts = judge.judge_claim('The answer to "Who designed Ashford Bridge?" is Anders Corran.', src)
+        assert ok is False and "choice" in parts          # not in the source as it stands: the usual checks
 
 def test_supports_uses_the_question_and_answer_a_sentence_carries(fresh_cache):
     src = "Ashford Bridge is in Corran. It was designed by the engineer Tomas Vell."
@@ -221,10 +236,10 @@ def test_supports_uses_the_question_and_answer_a_sentence_carries(fresh_cache):
 
 
 def test_answers_match_rules():
-    assert judge.answers_match("the engineer Tomas Vell", "Tomas Vell")
-    assert not judge.answers_match("June 6", "June 30")          # numbers must agree
-    assert not judge.answers_match("not stated", "Tomas Vell")
-    assert not judge.answers_match("Corran", "Tomas Vell")
+    assert answers.answers_match("the engineer Tomas Vell", "Tomas Vell")
+    assert not answers.answers_match("June 6", "June 30")          # numbers must agree
+    assert not answers.answers_match("not stated", "Tomas Vell")
+    assert not answers.answers_match("Corran", "Tomas Vell")
 
 
 def test_p_yes_sums_spellings_of_the_verdict(fresh_cache):
