@@ -186,7 +186,7 @@ def print_answer(result, verdicts):
         print(f"  [{p['id']}] {p['chunk_id']}: {' '.join(p['text'].split())[:90]}")
 
 
-SHOW_DISPUTES = False  # off: disputes.py marks 13 of 30 clean golden answers disputed (results/disputes_golden.json)
+SHOW_DISPUTES = True  # disputes.py: 6 of 60 clean golden answers marked disputed, 4 of the 30 held out (results/disputes_golden.json)
 
 
 def print_checked(result, show_disputes=None):

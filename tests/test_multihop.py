@@ -347,6 +347,7 @@ def test_cli_prints_route_hops_and_cited_answer_scripted(corpus, monkeypatch, ca
     out = capsys.readouterr().out
     assert "hop 1 answer: Tomas Vell" in out and "mode: iterative" in out
     assert "answer:   Hartmoor   [verified]" in out and re.search(r"\[S\d: supports\]", out) and "llm calls" in out
+    assert "not disputed: the passages that answer the question agree" in out   # the disagreement check ran
 
 
 def test_cli_marks_an_answer_its_sources_do_not_support_unverified_scripted(corpus, monkeypatch, capsys):
