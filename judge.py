@@ -29,6 +29,7 @@ Not handled: a yes/no claim gets only the verdict, which is lenient; a true answ
 granularity than the source's ('Frankfurt am Main' where the source says Germany) can be refused.
 """
 import argparse
+import contextlib
 import inspect
 import json
 import os
@@ -121,13 +122,30 @@ def claim_slot(claim, question=None, answer=None):
     return (question, claim.strip()) if bare else None
 
 
+_SPENT = {"calls": 0, "seconds": 0.0}   # what every judge reply handed out cost when first computed (cached or not)
+
+
 def _timed(kind, payload, compute):
     """A cached model reply with the seconds and calls it cost when it was computed."""
     def run():
         with llm.counting() as cost:
             value = compute()
         return {"value": value, "seconds": round(cost["seconds"], 3), "calls": cost["calls"]}
-    return _cached(kind, payload, run)
+    reply = _cached(kind, payload, run)
+    _SPENT["calls"] += reply["calls"]
+    _SPENT["seconds"] += reply["seconds"]
+    return reply
+
+
+@contextlib.contextmanager
+def spending():
+    """with spending() as c: ... -> the judge calls and seconds the block's verdicts cost when first computed, so a
+    rerun from the cache reports the same judging cost as the first run (llm.counting sees live calls only)."""
+    before, delta = dict(_SPENT), {}
+    try:
+        yield delta
+    finally:
+        delta.update({k: v - before[k] for k, v in _SPENT.items()})
 
 
 def verdict_reply(claim, source, style="verdict"):

@@ -18,6 +18,7 @@ other citations without it do not support it); citation precision = share of pre
 ALCE's ChatGPT figures on ASQA, for comparison: recall 73.6, precision 72.5.
 """
 import argparse
+import inspect
 import json
 import statistics
 import sys
@@ -130,15 +131,18 @@ def evaluate(name, answer_fn, items, settings=None, fresh=False, progress=True):
     from tqdm import tqdm
     store, rows = Cache("rows"), []
     for item in tqdm(items, desc=name, unit="q", file=sys.stderr, disable=not progress):
-        key = Cache.key(answer_key(name, settings, item), judge.version(), quarantine_version())
+        key = Cache.key(answer_key(name, settings, item), judge.version(), quarantine_version(), ROW_CODE)
         if not fresh and key in store:
             rows.append(store.get(key))
             continue
         kept = cached_answer(name, answer_fn, item, settings, fresh)
-        with llm.counting() as judge_cost:
+        with judge.spending() as judge_cost:   # cached verdicts count what they cost when first judged
             verdicts = verify(kept["result"])
         rows.append(store.put(key, question_row(kept["result"], item, verdicts, kept["cost"], judge_cost)))
     return rows
+
+
+ROW_CODE = Cache.key(inspect.getsource(question_row), inspect.getsource(evaluate))[:8]   # a changed row is recomputed
 
 
 def summarize(rows):

@@ -235,6 +235,18 @@ def test_supports_uses_the_question_and_answer_a_sentence_carries(fresh_cache):
         assert judge.supports("Corran", src, question=q) is False   # a bare answer is the answer itself
 
 
+def test_judging_cost_is_the_same_from_the_cache(fresh_cache):
+    """judge.spending() counts what a verdict cost when first computed, so a cached rerun reports the same cost."""
+    src = "Ashford Bridge is in Corran. It was designed by the engineer Tomas Vell."
+    claim = 'The answer to "Who designed Ashford Bridge?" is Corran.'
+    with llm.use_model(llm.ScriptedModel(answer_judge)) as m:
+        with judge.spending() as first, llm.counting() as live:
+            judge.supports(claim, src)
+        with judge.spending() as again, llm.counting() as live_again:
+            judge.supports(claim, src)
+    assert first["calls"] == again["calls"] == live["calls"] == len(m.calls) == 3 and live_again["calls"] == 0
+    assert again["seconds"] == pytest.approx(first["seconds"])
+
 def test_answers_match_rules():
     assert answers.answers_match("the engineer Tomas Vell", "Tomas Vell")
     assert not answers.answers_match("June 6", "June 30")          # numbers must agree
