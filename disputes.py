@@ -32,25 +32,21 @@ from cache import Cache
 from judge import MAX_SOURCE_CHARS, source_answer
 from vector_index import CorpusError
 
+
 def version():
     """What decides check(): this file's code and the judge's answer prompt. Part of row cache keys."""
     here = Path(__file__).parent
     return Cache.key(*[(here / f).read_text(encoding="utf-8") for f in ("disputes.py", "answers.py")], judge.SHARED_SYSTEM)[:12]
 
 
-def passage_answers(question, passages, cost=None):
+def passage_answers(question, passages):
     """[(passage id, its answer)] for the passages about the question's subject (no call for the others) that
-    answer it with words copied from themselves. `cost`: a dict that gains the calls and seconds the replies
-    cost when first computed (cached replies keep theirs, so a rerun reports the same cost)."""
+    answer it with words copied from themselves."""
     out = []
     for p in passages:
         if not about(question, p["text"]):
             continue
-        reply = source_answer(question, p["text"][:MAX_SOURCE_CHARS])
-        if cost is not None:
-            cost["calls"] = cost.get("calls", 0) + reply["calls"]
-            cost["seconds"] = round(cost.get("seconds", 0.0) + reply["seconds"], 3)
-        said = str(reply["value"]).strip()
+        said = str(source_answer(question, p["text"][:MAX_SOURCE_CHARS])["value"]).strip()
         if normalize_answer(said) not in NOT_STATED and named_in(p["text"], said):
             out.append((p["id"], said))
     return out
@@ -70,11 +66,12 @@ def group_answers(answers):
 
 def check(result):
     """{"disputed", "answers": [{"answer", "sources"}, ...] (every group, even one), "shown_in": the index of the
-    group the shown answer belongs to or None, "calls", "seconds"}. No call for an "I don't know"."""
-    cost = {"calls": 0, "seconds": 0.0}
+    group the shown answer belongs to or None, "calls", "seconds": what the replies cost when first computed, so a
+    rerun from the cache reports the same cost}. No call for an "I don't know"."""
     if result.get("idk") or result.get("error") or not result.get("passages"):
-        return {"disputed": False, "answers": [], "shown_in": None, **cost}
-    groups = group_answers(passage_answers(result["question"], result["passages"], cost))
+        return {"disputed": False, "answers": [], "shown_in": None, "calls": 0, "seconds": 0.0}
+    with judge.spending() as cost:
+        groups = group_answers(passage_answers(result["question"], result["passages"]))
     shown = result.get("answer") or ""
     home = next((i for i, g in enumerate(groups) if answers_match(shown, g["answer"]) or answers_match(g["answer"], shown)), None)
     return {"disputed": len(groups) >= 2, "answers": groups, "shown_in": home, **cost}

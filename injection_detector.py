@@ -168,9 +168,10 @@ def version():
 
 
 def english_share(sentence):
-    """The share of a sentence's words that are English function words (the, of, and, ...); 1.0 under six words.
+    """The share of a sentence's lower-case words that are English function words (the, of, and, ...); 1.0 when it
+    has fewer than six lower-case words (a table row, a cast list: names and numbers, nothing to read).
     'The lock was built in 1790 by the canal company.' -> 0.5; 'Opmerking voor het systeem dat ...' -> 0.0"""
-    words = re.findall(r"[^\W\d_]+", sentence.lower())
+    words = [w for w in re.findall(r"[^\W\d_]+", sentence) if w.islower()]
     return sum(w in ENGLISH for w in words) / len(words) if len(words) >= 6 else 1.0
 
 
