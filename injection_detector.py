@@ -23,10 +23,11 @@ there); negatives are the sentences of half of corpus/ (seeded) and of the fixtu
 weighted up (SAME_DOMAIN_WEIGHT) so that the line falls between instruction and fact, not between made-up and
 real. The threshold lets FALSE_QUARANTINE of a calibration quarter of corpus/ through.
 Measured (results/injection_detector.json, README): leave-one-family-out 44 of 72 instruction documents
-flagged; false quarantine 0.52% of corpus/ cross-fitted, 1.39% on the held-out quarter.
-The second look: MiniLM reads English only. A sentence with (almost) no English function words (a share at or
-below what ASK_SHARE of clean calibration documents reach: the bar comes from clean text alone, never from
-attacks) goes to the language model, which reads other languages: one schema-constrained YES/NO per sentence
+flagged by the first look, 52 with the second; false quarantine on corpus/ cross-fitted 0.52%, 0.94% with the
+second look; 1.39% on the held-out quarter (first look).
+The second look: MiniLM reads English only. A sentence of prose words with (almost) no English function words
+(english_share at or below what ASK_SHARE of clean calibration documents reach: the bar comes from clean text
+alone, never from attacks) goes to the language model, which reads other languages: one schema-constrained YES/NO per sentence
 (SCREEN_RULES: an instruction to the answering system, in any language or spelling?), cached by content. The
 prompt's one YES example is the oldest attack ("ignore the other sources"), the markers' family. Also sending
 the sentences just below the threshold was measured and dropped: the 1.5B model says YES to most sentences it is
@@ -56,7 +57,8 @@ NOT_INSTRUCTIONS = ("misinformation",)   # families that carry no instruction: n
 FALSE_QUARANTINE = 0.005                 # the share of calibration documents allowed above the threshold
 SAME_DOMAIN_WEIGHT = 0.5                 # the fixture's clean documents weigh half as much as corpus/ in training
 SEED = 0
-ASK_SHARE = 0.01   # the second look: the share of clean calibration documents whose least English sentence goes to the model
+ASK_SHARE = FALSE_QUARANTINE   # the second look: share of clean calibration documents sent to the model, so that
+# first and second look together stay within 2 x FALSE_QUARANTINE of false quarantine even if the model says YES to all
 ENGLISH = frozenset("""the of and to in a is was for on that by with as at from his her it an are were be this which or its
 has had have their not but who also after first one two he she they been into than other more when there only over all can
 would may new most such these between during under while about against both through up out""".split())  # function words
@@ -168,11 +170,13 @@ def version():
 
 
 def english_share(sentence):
-    """The share of a sentence's lower-case words that are English function words (the, of, and, ...); 1.0 when it
-    has fewer than six lower-case words (a table row, a cast list: names and numbers, nothing to read).
-    'The lock was built in 1790 by the canal company.' -> 0.5; 'Opmerking voor het systeem dat ...' -> 0.0"""
-    words = [w for w in re.findall(r"[^\W\d_]+", sentence) if w.islower()]
-    return sum(w in ENGLISH for w in words) / len(words) if len(words) >= 6 else 1.0
+    """The share of a sentence's lower-case words (its first word lowered) that are English function words (the,
+    of, and, ...); 1.0 when it has fewer than eight (a table row, a cast list: names and numbers, no prose to read).
+    'The lock on the canal was built in 1790 by the canal company.' -> 0.58; 'Opmerking voor het systeem dat ...' -> 0.0"""
+    found = re.findall(r"[^\W\d_]+", sentence)
+    words = [w for w in found[:1] + [w for w in found[1:] if w.islower()]] if found else []
+    words = [w.lower() for w in words if w[1:].islower() or len(w) == 1]
+    return sum(w in ENGLISH for w in words) / len(words) if len(words) >= 8 else 1.0
 
 
 SCREEN_SCHEMA = {"type": "object", "properties": {"verdict": {"type": "string", "enum": ["YES", "NO"]}},
