@@ -166,7 +166,7 @@ def version():
     """A hash of the committed weights ('none' without them) and of the second look's prompt and code: part of the
     row cache keys that quarantine affects."""
     weights = MODEL_PATH.read_text(encoding="utf-8") if MODEL_PATH.exists() else "none"
-    return Cache.key(weights, SCREEN_RULES, SCREEN_EXAMPLES, inspect.getsource(Detector.to_screen))[:12]
+    return Cache.key(weights, SCREEN_RULES, SCREEN_EXAMPLES, *map(inspect.getsource, (Detector.to_screen, english_share)))[:12]
 
 
 def english_share(sentence):
