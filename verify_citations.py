@@ -195,7 +195,7 @@ SHOW_DISPUTES = True  # disputes.py: 6 of 60 clean golden answers marked dispute
 
 def print_checked(result, show_disputes=None):
     """The answer with the judge's verdicts (print_answer): what a CLI shows for one question; with show_disputes
-    (default SHOW_DISPUTES), then whether its passages disagree (disputes.py: one model call per passage)."""
+    (default SHOW_DISPUTES), then whether its passages disagree (disputes.py: one call per passage about the question)."""
     print_answer(result, verify(result))
     if SHOW_DISPUTES if show_disputes is None else show_disputes:
         d = disputes.dispute(result)
