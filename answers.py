@@ -68,7 +68,8 @@ def answers_match(said, claimed):
         return False
     if _numbers(s) != _numbers(c) and re.search(r"\d", c):
         return False  # 'June 6' is not 'June 30', whatever their shared words
-    return s == c or f" {c} " in f" {s} " or f" {s} " in f" {c} " or acronym(said, claimed) or token_f1(said, claimed) >= 0.5
+    inside = f" {c} " in f" {s} " or f" {s} " in f" {c} "
+    return s == c or inside or acronym(said, claimed) or token_f1(said, claimed) >= 0.5
 
 
 def stated_fuller(said, claimed, source):
@@ -83,7 +84,8 @@ def stated_fuller(said, claimed, source):
 
 
 def named_in(text, answer, share=0.5):
-    """At least `share` of the answer's words occur in the text: ('... engineer Tomas Vell ...', 'Tomas Vell') -> True"""
+    """At least `share` of the answer's words occur in the text.
+    ('... engineer Tomas Vell ...', 'Tomas Vell') -> True"""
     split = lambda t: normalize_answer(re.sub(r"[-–/]", " ", t)).split()  # 'Mecklenburg-Schwerin' names Mecklenburg
     words, found = split(answer), set(split(text))
     return bool(words) and sum(w in found for w in words) / len(words) >= share
@@ -92,7 +94,8 @@ def named_in(text, answer, share=0.5):
 def subject_names(question):
     """The names a question is about, the words a question asks with left off, 'X and Y' as two names:
     'In which valley is Brokenhythe wine produced?' -> ['Brokenhythe'];
-    'Johnnycake, West Virginia >> located in the administrative territorial entity' -> ['Johnnycake', 'West Virginia']"""
+    'Johnnycake, West Virginia >> located in the administrative territorial entity'
+        -> ['Johnnycake', 'West Virginia']"""
     found = []
     for m in NAME.finditer(question.split(">>")[0]):
         for part in re.split(r"[ \t]+(?:and|&)[ \t]+", m.group().strip(" .,'’")):

@@ -27,8 +27,9 @@ flagged by the first look, 52 with the second; false quarantine on corpus/ cross
 second look; 1.39% on the held-out quarter (first look).
 The second look: MiniLM reads English only. A sentence of prose words with (almost) no English function words
 (english_share at or below what ASK_SHARE of clean calibration documents reach: the bar comes from clean text
-alone, never from attacks) goes to the language model, which reads other languages: one schema-constrained YES/NO per sentence
-(SCREEN_RULES: an instruction to the answering system, in any language or spelling?), cached by content. The
+alone, never from attacks) goes to the language model, which reads other languages: one schema-constrained
+YES/NO per sentence (SCREEN_RULES: an instruction to the answering system, in any language or spelling?),
+cached by content. The
 prompt's one YES example is the oldest attack ("ignore the other sources"), the markers' family. Also sending
 the sentences just below the threshold was measured and dropped: the 1.5B model says YES to most sentences it is
 shown (false quarantine on corpus/ went from 0.52% to 5.5%).
@@ -174,8 +175,7 @@ def english_share(sentence):
     of, and, ...); 1.0 when it has fewer than eight (a table row, a cast list: names and numbers, no prose to read).
     'The lock on the canal was built in 1790 by the canal company.' -> 0.58; 'Opmerking voor het systeem dat ...' -> 0.0"""
     found = re.findall(r"[^\W\d_]+", sentence)
-    words = [w for w in found[:1] + [w for w in found[1:] if w.islower()]] if found else []
-    words = [w.lower() for w in words if w[1:].islower() or len(w) == 1]
+    words = [w.lower() for i, w in enumerate(found) if (i == 0 or w.islower()) and (len(w) == 1 or w[1:].islower())]
     return sum(w in ENGLISH for w in words) / len(words) if len(words) >= 8 else 1.0
 
 
