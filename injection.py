@@ -303,7 +303,8 @@ def main():
     by_method = {}
     try:
         items = load_items(args.golden, args.limit)
-        print(f"methods={','.join(methods)} k={args.k} questions={len(items)} corpus={args.corpus} golden={args.golden}")
+        print(f"methods={','.join(methods)} k={args.k} questions={len(items)} corpus={vc.portable(str(args.corpus.resolve()))} "
+              f"golden={vc.portable(str(args.golden.resolve()))}")
         print(f"model: {llm.engine_info()['engine']} {llm.engine_info()['model']}")
         build_index(args.corpus, progress=False)
         for m in methods:
