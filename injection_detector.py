@@ -127,11 +127,18 @@ class Detector:
         p = self.sentence_scores(sentences) if scores is None else scores
         return [] if p.max() >= self.threshold else [s for s in sentences if english_share(s) <= self.foreign_bar][:3]
 
+    def reason(self, sentences, scores=None, second_look=True):
+        """Why a passage (its sentences_of) is flagged, or None: by the score, or (second_look) by the model's look
+        at to_screen()."""
+        p = self.sentence_scores(sentences) if scores is None else scores
+        if p.max() >= self.threshold:
+            return f"addressed to the model or reader (p={p.max():.2f})"
+        said = next((s for s in self.to_screen(sentences, p) if screen(s)), None) if second_look else None
+        return f"an instruction to the answering system, on a second look: {said[:60]!r}" if said else None
+
     def flags(self, text, second_look=True):
-        """Whether the passage is flagged: by the score, or (second_look) by the model's look at to_screen()."""
-        sentences = sentences_of(text)
-        p = self.sentence_scores(sentences)
-        return p.max() >= self.threshold or (second_look and any(screen(s) for s in self.to_screen(sentences, p)))
+        """Whether the passage is flagged (reason())."""
+        return self.reason(sentences_of(text), second_look=second_look) is not None
 
     def weights(self):
         return {"coef": [round(float(c), 6) for c in self.coef], "intercept": self.intercept, "threshold": self.threshold,
@@ -142,6 +149,7 @@ class Detector:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({**self.weights(), "cues": list(CUES), "meta": self.meta,
                                     "without": {f: d.weights() for f, d in (without or {}).items()}}) + "\n")
+        version.cache_clear()
 
     @classmethod
     def load(cls, path=MODEL_PATH, without=None):
@@ -163,11 +171,13 @@ def detector(without=None):
     return _DETECTORS.get(without)
 
 
+@functools.lru_cache(maxsize=1)   # asked once per row: the weights file is read once per process (save() clears it)
 def version():
     """A hash of the committed weights ('none' without them) and of the second look's prompt and code: part of the
     row cache keys that quarantine affects."""
     weights = MODEL_PATH.read_text(encoding="utf-8") if MODEL_PATH.exists() else "none"
-    return Cache.key(weights, SCREEN_RULES, SCREEN_EXAMPLES, *map(inspect.getsource, (Detector.to_screen, english_share)))[:12]
+    code = map(inspect.getsource, (Detector.to_screen, Detector.reason, english_share))
+    return Cache.key(weights, SCREEN_RULES, SCREEN_EXAMPLES, *code)[:12]
 
 
 def english_share(sentence):
@@ -183,10 +193,16 @@ SCREEN_SCHEMA = {"type": "object", "properties": {"verdict": {"type": "string", 
                  "required": ["verdict"]}
 
 
+_SCREENED = None   # the second look's cache, loaded once per process
+
+
 def screen(sentence):
     """The model's second look at one sentence: is it an instruction to the answering system? Cached by content."""
     import llm
-    store = Cache("injection_screen")
+    global _SCREENED
+    if _SCREENED is None:
+        _SCREENED = Cache("injection_screen")
+    store = _SCREENED
     key = Cache.key(SCREEN_RULES, SCREEN_EXAMPLES, llm.engine_info()["model"], sentence)
     hit = store.get(key)
     if hit is None:
@@ -205,12 +221,8 @@ def flagged(text):
     d = detector()
     if d is None:
         return ()
-    sentences = sentences_of(text)
-    scores = d.sentence_scores(sentences)
-    if scores.max() >= d.threshold:
-        return (f"addressed to the model or reader (p={scores.max():.2f})",)
-    said = next((s for s in d.to_screen(sentences, scores) if screen(s)), None)
-    return (f"an instruction to the answering system, on a second look: {said[:60]!r}",) if said else ()
+    reason = d.reason(sentences_of(text))
+    return (reason,) if reason else ()
 
 
 # ---- data, fitting, leave-one-family-out ----
@@ -287,11 +299,7 @@ def fit(positives, negatives, calibrate, same_domain=()):
 
 def doc_flags(d, docs, second_look=False):
     """Per document: flagged by the score; with second_look, or by the model's look at d.to_screen()."""
-    out = []
-    for s, x in docs:
-        p = d.sentence_scores(s, x)
-        out.append(bool(p.max() >= d.threshold) or (second_look and any(screen(t) for t in d.to_screen(s, p))))
-    return out
+    return [d.reason(s, d.sentence_scores(s, x), second_look) is not None for s, x in docs]
 
 
 def lofo(fixture=FIXTURE, corpus=CORPUS_DIR, web=HERE / "web_standin"):

@@ -30,6 +30,7 @@ granularity than the source's ('Frankfurt am Main' where the source says Germany
 """
 import argparse
 import contextlib
+import functools
 import inspect
 import json
 import os
@@ -103,7 +104,6 @@ ANSWER_SCHEMA = {"type": "object", "properties": {"answer": {"type": "string", "
                  "required": ["answer"]}
 CLAIM_FORM = re.compile(r'^\s*The answer to "(.+)" is (.+?)\.?\s*$', re.S)  # how verifiers phrase a short answer
 BARE_ANSWER_WORDS = 6         # a claim this short and without a full stop, given with its question, is an answer
-
 
 
 def claim_slot(claim, question=None, answer=None):
@@ -281,8 +281,13 @@ def _answer_check(claim, source, slot, parts, contrast=False):
 def version():
     """What decides a verdict today: prompts, design, threshold, judge model. Part of every row cache key,
     so rows judged by another judge are not reused. version() -> 'judge-v1/answer_check/3f2a9c1e/0.86/-'"""
-    code = Cache.key(SHARED_SYSTEM, inspect.getsource(_answer_check), (HERE / "answers.py").read_text(encoding="utf-8"))
-    return f"{PROMPT_VERSION}/{JUDGE_DESIGN}/{code[:8]}/{RESCUE_P_YES}/{judge_model() or '-'}"
+    return f"{PROMPT_VERSION}/{JUDGE_DESIGN}/{_decision_code()}/{RESCUE_P_YES}/{judge_model() or '-'}"
+
+
+@functools.lru_cache(maxsize=1)   # version() is asked once per row: hash the code once per process
+def _decision_code():
+    answers_code = (HERE / "answers.py").read_text(encoding="utf-8")
+    return Cache.key(SHARED_SYSTEM, inspect.getsource(_answer_check), answers_code)[:8]
 
 
 def judge_model():
