@@ -127,21 +127,19 @@ def answer_steps(question, pattern, corpus, choices):
             except Exception as e:
                 box["error"] = str(e) if isinstance(e, (ValueError, CorpusError, llm.LLMError)) else repr(e)
                 return
-            box["stage"] = "checking citations (one judge call per citation)"
-            try:
-                with llm.counting() as judge_cost:
-                    box["verdicts"] = verify_citations.verify(box["result"])
-                box["judge"] = judge_cost
-            except Exception as e:  # the answer still shows, its chips marked unchecked
-                box["judge_error"] = str(e)
-                return
+            # the disagreement check first: a side of it that reads like an instruction is quarantined by verify()
             box["stage"] = "checking whether the sources disagree (one call per passage about the question)"
-            try:
-                with llm.counting() as cost:
+            with llm.counting() as cost:
+                try:
                     box["dispute"] = disputes.check(box["result"])
-                box["judge"] = {k: v + cost.get(k, 0) for k, v in box["judge"].items()}
-            except Exception as e:  # the answer shows without the chip; the status line says why
-                box["dispute_error"] = str(e)
+                except Exception as e:  # the answer shows without the chip; the status line says why
+                    box["dispute_error"] = str(e)
+                box["stage"] = "checking citations (one judge call per citation)"
+                try:
+                    box["verdicts"] = verify_citations.verify(box["result"], box.get("dispute"))
+                except Exception as e:  # the answer still shows, its chips marked unchecked
+                    box["judge_error"] = str(e)
+            box["judge"] = cost
         worker = threading.Thread(target=work, daemon=True)
         worker.start()
         yield render_status(f"{box['stage']}…"), keep, keep

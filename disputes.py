@@ -54,11 +54,16 @@ def passage_answers(question, passages):
     return out
 
 
-def group_answers(answers):
-    """[(id, answer)] -> [{"answer", "sources"}]: answers that match either way round share a group, in order."""
+def agree(a, b, question=""):
+    """Two answers to `question` match either way round (answers.answers_match)."""
+    return answers_match(a, b, question) or answers_match(b, a, question)
+
+
+def group_answers(answers, question=""):
+    """[(id, answer)] -> [{"answer", "sources"}]: answers that agree (agree()) share a group, in order."""
     groups = []
     for pid, said in answers:
-        home = next((g for g in groups if answers_match(said, g["answer"]) or answers_match(g["answer"], said)), None)
+        home = next((g for g in groups if agree(said, g["answer"], question)), None)
         if home is None:
             groups.append({"answer": said, "sources": [pid]})
         elif pid not in home["sources"]:
@@ -73,10 +78,31 @@ def check(result):
     if result.get("idk") or result.get("error") or not result.get("passages"):
         return {"disputed": False, "answers": [], "shown_in": None, "calls": 0, "seconds": 0.0}
     with judge.spending() as cost:
-        groups = group_answers(passage_answers(result["question"], result["passages"]))
+        groups = group_answers(passage_answers(result["question"], result["passages"]), result["question"])
     shown = result.get("answer") or ""
-    home = next((i for i, g in enumerate(groups) if answers_match(shown, g["answer"]) or answers_match(g["answer"], shown)), None)
+    home = next((i for i, g in enumerate(groups) if agree(shown, g["answer"], result["question"])), None)
     return {"disputed": len(groups) >= 2, "answers": groups, "shown_in": home, **cost}
+
+
+def suspects(d, passages, detector=None):
+    """{passage id: reason} for the sides of a dispute that read like an instruction: when the passages disagree
+    (check()'s dict d), a side whose every source scores at or above the detector's conflict bar (`gray`: 5% of
+    clean documents do) loses to a side with a source below it. An injected passage exists to push another
+    answer, so it is the one that both disagrees and reads like an instruction; a clean passage is refused only
+    when both hold (none of the true documents on the 78 injected questions was). {} when not disputed, when
+    every side is above the bar, or without a detector. verify(result, dispute=d) quarantines them."""
+    if detector is None:
+        import injection_detector
+        detector = injection_detector.detector()
+    if not d or not d.get("disputed") or detector is None:
+        return {}
+    text = {p["id"]: p["text"] for p in passages}
+    score = {pid: detector.score(text[pid])[0] for g in d["answers"] for pid in g["sources"] if pid in text}
+    sides = [(g, min((score[s] for s in g["sources"] if s in score), default=0.0)) for g in d["answers"]]
+    if all(low >= detector.gray for _, low in sides):
+        return {}   # every side reads like an instruction: nothing to prefer
+    return {s: f"contradicts the other passages and reads like an instruction (p={score[s]:.2f} >= {detector.gray:.2f})"
+            for g, low in sides if low >= detector.gray for s in g["sources"] if s in score}
 
 
 def dispute(result):
@@ -100,8 +126,8 @@ def eval_injection(families, k=4):
     _, get = injection.answer_source("json", injection.CORPUS, k)   # the answers injection.py scored, cached
     rows = []
     for item in tqdm(items, desc="disputes", unit="q", file=sys.stderr):
-        d = check(get(item)["result"])
-        rows.append({"id": item["id"], "kind": item["attack"]["kind"], **row(d)})
+        result = get(item)["result"]
+        rows.append({"id": item["id"], "kind": item["attack"]["kind"], **row(check(result), result["passages"])})
     return {**summary(rows), "rows": rows}
 
 
@@ -114,20 +140,23 @@ def eval_golden(n):
     name, answer_fn, settings = vc.run_args()
     rows = []
     for item in tqdm(eval_items(GOLDEN, n), desc="disputes", unit="q", file=sys.stderr):
-        d = check(vc.cached_answer(name, answer_fn, item, settings)["result"])
-        rows.append({"id": item["id"], "type": item["type"], **row(d)})
+        result = vc.cached_answer(name, answer_fn, item, settings)["result"]
+        rows.append({"id": item["id"], "type": item["type"], **row(check(result), result["passages"])})
     return rows
 
 
-def row(d):
-    """check()'s dict as a JSON row: the groups only when disputed."""
+def row(d, passages):
+    """check()'s dict as a JSON row: the groups only when disputed, and the passages that verify() would then
+    quarantine as the side that reads like an instruction (suspects)."""
     return {"disputed": d["disputed"], "answers": d["answers"] if d["disputed"] else None,
+            "quarantined": sorted(suspects(d, passages)), "passages": len(passages),
             "calls": d["calls"], "seconds": round(d["seconds"], 2)}
 
 
 def summary(rows):
     n = max(1, len(rows))
     return {"n": len(rows), "disputed": sum(r["disputed"] for r in rows) / n,
+            "conflict_quarantined": sum(len(r["quarantined"]) for r in rows) / max(1, sum(r["passages"] for r in rows)),
             "calls_per_q": sum(r["calls"] for r in rows) / n, "seconds_per_q": sum(r["seconds"] for r in rows) / n}
 
 
@@ -151,10 +180,13 @@ def main():
             part = summary([r for r in rows if r["type"] == t])
             print(f"{t:6} n={part['n']:3d} disputed {part['disputed']:.3f}")
         print(f"all    n={report['n']:3d} disputed {report['disputed']:.3f} (clean questions: every one is a false "
-              f"dispute or a real disagreement of corpus/); {report['calls_per_q']:.1f} calls, {report['seconds_per_q']:.1f} s per question")
+              f"dispute or a real disagreement of corpus/); {report['calls_per_q']:.1f} calls, {report['seconds_per_q']:.1f} s per "
+              f"question; clean passages quarantined as the side of a dispute that reads like an instruction: "
+              f"{report['conflict_quarantined']:.4f} of {sum(r['passages'] for r in rows)}")
         for r in rows:
             if r["disputed"]:
-                print(f"  {r['id'][:40]:40} {r['type']:6} " + "; ".join(f"{g['answer']} [{', '.join(g['sources'])}]" for g in r["answers"]))
+                print(f"  {r['id'][:40]:40} {r['type']:6} " + "; ".join(f"{g['answer']} [{', '.join(g['sources'])}]" for g in r["answers"])
+                      + (f"  (quarantined: {', '.join(r['quarantined'])})" if r["quarantined"] else ""))
         if args.json:
             vc.write_json(args.json, {"golden": args.golden, "model": llm.engine_info(), **report})
         return

@@ -56,6 +56,8 @@ FIXTURE = HERE / "tests" / "fixtures" / "injection"
 MODEL_PATH = HERE / "models" / "injection_detector.json"
 NOT_INSTRUCTIONS = ("misinformation",)   # families that carry no instruction: not positives, not scored here
 FALSE_QUARANTINE = 0.005                 # the share of calibration documents allowed above the threshold
+GRAY_SHARE = 0.05   # the conflict bar (`gray`): the share of clean calibration documents scoring above it; a passage
+# above it loses only when it contradicts a passage below it (disputes.suspects), never on its score alone
 SAME_DOMAIN_WEIGHT = 0.5                 # the fixture's clean documents weigh half as much as corpus/ in training
 SEED = 0
 ASK_SHARE = FALSE_QUARANTINE   # the second look: share of clean calibration documents sent to the model, so that
@@ -89,12 +91,28 @@ def cue_counts(sentence):
     return [min(3, len(re.findall(p, low))) for p in CUES.values()]
 
 
+def unconfuse(text):
+    """Words that mix scripts (Latin with Cyrillic or Greek look-alikes, a way to slip a phrase past a filter) in
+    Latin letters, from Unicode's confusables table (confusable_homoglyphs): 'Аnу аssіstаnt' -> 'Any assistant'.
+    Words written in one script stay as they are."""
+    def latin(m):
+        w = m.group()
+        if w.isascii() or not re.search(r"[A-Za-z]", w):
+            return w
+        from confusable_homoglyphs import confusables
+        found = confusables.is_confusable(w, preferred_aliases=["latin"], greedy=True) or []
+        table = {f["character"]: next((h["c"] for h in f["homoglyphs"] if len(h["c"]) == 1 and h["c"].isascii()), None)
+                 for f in found}
+        return "".join(table.get(ch) or ch for ch in w)
+    return re.sub(r"\w+", latin, text)
+
+
 def sentences_of(text):
     """A passage's sentences, the title line (first line of a titled chunk or document) left out when it has more;
     each line is split on its own."""
     lines = text.split("\n", 1)
     body = lines[1] if len(lines) == 2 and lines[1].strip() else text
-    lines = [ln for ln in body.splitlines() if not URL_LINE.match(ln)]   # the web pages' own "URL: ..." line
+    lines = [unconfuse(ln) for ln in body.splitlines() if not URL_LINE.match(ln)]   # web pages' own "URL:" line skipped
     sentences = [s for line in lines for s in split_sentences(" ".join(line.split())) if len(s) > 2]
     return sentences or [text.strip() or " "]   # a line break ends a sentence too (a heading, a list item)
 
@@ -107,9 +125,10 @@ def features(sentences):
 class Detector:
     """Logistic-regression weights over sentence features; score(text) = the highest sentence probability."""
 
-    def __init__(self, coef, intercept, threshold, meta=None, foreign_bar=-1.0):
+    def __init__(self, coef, intercept, threshold, meta=None, foreign_bar=-1.0, gray=1.0):
         self.coef, self.intercept, self.threshold, self.meta = np.asarray(coef), float(intercept), threshold, meta or {}
         self.foreign_bar = foreign_bar   # a second look for a sentence with this share of English function words or less
+        self.gray = gray                 # the conflict bar (GRAY_SHARE of clean calibration documents score above it)
 
     def sentence_scores(self, sentences, X=None):
         X = features(sentences) if X is None else X
@@ -142,7 +161,7 @@ class Detector:
 
     def weights(self):
         return {"coef": [round(float(c), 6) for c in self.coef], "intercept": self.intercept, "threshold": self.threshold,
-                "foreign_bar": self.foreign_bar}
+                "foreign_bar": self.foreign_bar, "gray": self.gray}
 
     def save(self, path=MODEL_PATH, without=None):
         """Write the weights; `without`: {family: Detector fitted without it}, for leave-one-family-out scoring."""
@@ -157,7 +176,7 @@ class Detector:
         if d.get("cues") != list(CUES):
             raise ValueError(f"{path} was fitted with other cue features: run python injection_detector.py --fit")
         w = d["without"][without] if without else d
-        return cls(w["coef"], w["intercept"], w["threshold"], d.get("meta"), w.get("foreign_bar", -1.0))
+        return cls(w["coef"], w["intercept"], w["threshold"], d.get("meta"), w.get("foreign_bar", -1.0), w.get("gray", 1.0))
 
 
 _DETECTORS = {}
@@ -259,7 +278,7 @@ def corpus_split(corpus=CORPUS_DIR):
 
 def embedded(texts, name):
     """[(sentences, features)] per text, the corpus ones cached in .rag/ by content hash."""
-    key = Cache.key(texts, list(CUES), inspect.getsource(sentences_of))[:16]
+    key = Cache.key(texts, list(CUES.values()), *map(inspect.getsource, (sentences_of, unconfuse)))[:16]
     path = index_dir() / f"detector_{name}_{key}.npz"
     sents = [sentences_of(t) for t in texts]
     if path.exists():
@@ -292,6 +311,7 @@ def fit(positives, negatives, calibrate, same_domain=()):
     d = Detector(lr.coef_[0], lr.intercept_[0], 1.0)
     cal = np.array([d.sentence_scores(s, x).max() for s, x in calibrate])
     d.threshold = float(np.quantile(cal, 1 - FALSE_QUARANTINE))
+    d.gray = float(np.quantile(cal, 1 - GRAY_SHARE))
     # the second look's bar, from clean documents alone: it sends ASK_SHARE of them to the model
     d.foreign_bar = float(np.quantile([min(map(english_share, s)) for s, _ in calibrate], ASK_SHARE))
     return d

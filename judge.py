@@ -258,11 +258,11 @@ def _answer_check(claim, source, slot, parts, contrast=False):
         return False
     if normalize_answer(said) in NOT_STATED or not named_in(source, said):
         return verdict()  # no answer from the source to compare (none, or not copied from it): the verdict decides
-    if answers_match(said, claimed) or stated_fuller(said, claimed, source):
+    if answers_match(said, claimed, q) or stated_fuller(said, claimed, source):
         return True  # the same answer, or a fuller form of it the source states ('August 16, 1967' for '1967')
     parts["choice"] = choose(q, source, [claimed, said])
     pick = parts["choice"]["value"]
-    if answers_match(pick, claimed) and not answers_match(pick, said):
+    if answers_match(pick, claimed, q) and not answers_match(pick, said, q):
         return True
     # the model keeps its own answer; an alias or a coarser name of the same thing ('ASAP Rocky' for 'Rakim
     # Mayers', 'Germany' for 'Frankfurt am Main') still gets a very confident YES from the verdict

@@ -39,8 +39,10 @@ ALCE_CHATGPT_ASQA = {"citation_recall": 0.736, "citation_precision": 0.725}
 TIMING_FIELDS = ("seconds_per_question", "seconds_p50", "judge_seconds_per_sentence")  # wall clock: differ run to run
 
 
-def verify(result):
+def verify(result, dispute=None):
     """A generate() result -> per-sentence verdicts: [{text, cites, supported, precise: {id: bool}, quarantined}].
+    With `dispute` (disputes.check(result)), a passage on the side of a disagreement that reads like an instruction
+    (disputes.suspects) is quarantined too.
     A passage that carries injection markers (generate.injection_markers: label look-alikes, source tags, chat
     role tokens, "ignore the instructions", fake turns, ready-made replies) or that the learned detector flags
     (injection_detector.py: text addressed to the model or its reader) supports nothing: its citations are
@@ -49,13 +51,14 @@ def verify(result):
     fitted on), results/injection_families.json; no document of corpus/ carries a marker, and the detector
     flags about 0.5% of them (results/injection_detector.json)."""
     by_id = {p["id"]: p for p in result["passages"]}
+    conflict = disputes.suspects(dispute, result["passages"]) if dispute else {}
     # the question and short answer let the judge compare a sentence's answer with the source's own
     slot = {} if result.get("idk") else {"question": result.get("question"), "answer": result.get("answer")}
     check = lambda text, source: supports(text, source, **slot)
     out = []
     for s in result["sentences"]:
         cites = [c for c in s["cites"] if c in by_id]
-        quarantined = {c: m for c in cites if (m := quarantine_reasons(by_id[c]["text"]))}
+        quarantined = {c: m for c in cites if (m := quarantine_reasons(by_id[c]["text"]) + ([conflict[c]] if c in conflict else []))}
         usable = [c for c in cites if c not in quarantined]
         supported = bool(usable) and check(s["text"], joined([by_id[c] for c in usable]))
         precise = {}
@@ -196,9 +199,9 @@ SHOW_DISPUTES = True  # disputes.py: 6 of 60 clean golden answers marked dispute
 def print_checked(result, show_disputes=None):
     """The answer with the judge's verdicts (print_answer): what a CLI shows for one question; with show_disputes
     (default SHOW_DISPUTES), then whether its passages disagree (disputes.py: one call per passage about the question)."""
-    print_answer(result, verify(result))
-    if SHOW_DISPUTES if show_disputes is None else show_disputes:
-        d = disputes.dispute(result)
+    d = disputes.dispute(result) if (SHOW_DISPUTES if show_disputes is None else show_disputes) else False
+    print_answer(result, verify(result, d))
+    if d is not False:
         print(disputes.describe(d) if d else "not disputed: the passages that answer the question agree")
 
 

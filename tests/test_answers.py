@@ -25,3 +25,13 @@ def test_a_fuller_answer_counts_only_when_the_source_states_it_word_for_word():
     assert not stated_fuller("1967", "August 17, 1967", source)          # not in the source as it stands
     assert not stated_fuller("1968", "August 16, 1967", source)          # the source's number is not in the claim
     assert not stated_fuller("Louis Armstrong", "August 16, 1967", source)  # no shared name word
+
+
+def test_a_word_the_question_already_says_is_no_agreement():
+    # 'Lake' restates the answer type of 'Which lake ...?': two different lakes are two answers (the judge had passed
+    # 'Lake Solitude' against a source that says 'Lake Anvery': token F1 0.5)
+    q = "Which lake does Cresswell Dam hold back?"
+    assert not answers_match("Lake Anvery", "Lake Solitude", q)
+    assert answers_match("Lake Anvery", "Lake Solitude")                 # without the question: the old F1 rule
+    assert answers_match("Lake Anvery", "the Lake Anvery reservoir", q)  # one inside the other still agrees
+    assert answers_match("Richard Bach", "Richard David Bach", "Richard Wright or Richard Bach?")  # all words asked
