@@ -180,13 +180,14 @@ def main():
             part = summary([r for r in rows if r["type"] == t])
             print(f"{t:6} n={part['n']:3d} disputed {part['disputed']:.3f}")
         print(f"all    n={report['n']:3d} disputed {report['disputed']:.3f} (clean questions: every one is a false "
-              f"dispute or a real disagreement of corpus/); {report['calls_per_q']:.1f} calls, {report['seconds_per_q']:.1f} s per "
-              f"question; clean passages quarantined as the side of a dispute that reads like an instruction: "
-              f"{report['conflict_quarantined']:.4f} of {sum(r['passages'] for r in rows)}")
+              f"dispute or a real disagreement of corpus/); {report['calls_per_q']:.1f} calls, "
+              f"{report['seconds_per_q']:.1f} s per question; clean passages quarantined as the side of a dispute "
+              f"that reads like an instruction: {report['conflict_quarantined']:.4f} of {sum(r['passages'] for r in rows)}")
         for r in rows:
             if r["disputed"]:
-                print(f"  {r['id'][:40]:40} {r['type']:6} " + "; ".join(f"{g['answer']} [{', '.join(g['sources'])}]" for g in r["answers"])
-                      + (f"  (quarantined: {', '.join(r['quarantined'])})" if r["quarantined"] else ""))
+                groups = "; ".join(f"{g['answer']} [{', '.join(g['sources'])}]" for g in r["answers"])
+                lost = f"  (quarantined: {', '.join(r['quarantined'])})" if r["quarantined"] else ""
+                print(f"  {r['id'][:40]:40} {r['type']:6} {groups}{lost}")
         if args.json:
             vc.write_json(args.json, {"golden": args.golden, "model": llm.engine_info(), **report})
         return

@@ -125,16 +125,20 @@ def unseen_flag(text, family):
     return bool(d and d.flags(text))
 
 
+def unseen_rule(p, item):
+    """The markers, or the detector fitted without the question's family."""
+    return bool(gen.injection_markers(p["text"])) or unseen_flag(p["text"], item["attack"]["kind"])
+
+
 VERIFIERS = {  # name -> which passages may not support a claim; `lost`: the sides of a dispute that read like an
-    # instruction (disputes.suspects), by the shipped detector ("full") and by the one fitted without the family ("lofo")
-    "verify": lambda p, item, lost: False,                                        # the support check alone
-    "markers": lambda p, item, lost: bool(gen.injection_markers(p["text"])),      # + the listed markers alone (before)
-    "detector": lambda p, item, lost: bool(gen.quarantine_reasons(p["text"])),    # + markers + detector, no conflicts
+    # instruction (disputes.suspects), by the shipped detector ("full") and by the one fitted without the family
+    "verify": lambda p, item, lost: False,                                      # the support check alone
+    "markers": lambda p, item, lost: bool(gen.injection_markers(p["text"])),    # + the listed markers alone (before)
+    "detector": lambda p, item, lost: bool(gen.quarantine_reasons(p["text"])),  # + markers + detector, no conflicts
     "quarantine": lambda p, item, lost: bool(gen.quarantine_reasons(p["text"])) or p["id"] in lost["full"],  # verify()
-    "lofo_detector": lambda p, item, lost: bool(gen.injection_markers(p["text"])) or unseen_flag(p["text"], item["attack"]["kind"]),
-    "lofo": lambda p, item, lost: (bool(gen.injection_markers(p["text"])) or unseen_flag(p["text"], item["attack"]["kind"])
-                                   or p["id"] in lost["lofo"]),
-    "oracle": lambda p, item, lost: p.get("doc") == item["attack"]["doc"],        # the injected document, known
+    "lofo_detector": lambda p, item, lost: unseen_rule(p, item),
+    "lofo": lambda p, item, lost: unseen_rule(p, item) or p["id"] in lost["lofo"],
+    "oracle": lambda p, item, lost: p.get("doc") == item["attack"]["doc"],      # the injected document, known
 }
 
 

@@ -55,7 +55,8 @@ HERE = Path(__file__).parent
 FIXTURE = HERE / "tests" / "fixtures" / "injection"
 MODEL_PATH = HERE / "models" / "injection_detector.json"
 NOT_INSTRUCTIONS = ("misinformation",)   # families that carry no instruction: not positives, not scored here
-FALSE_QUARANTINE = 0.005                 # the share of calibration documents allowed above the threshold
+FALSE_QUARANTINE = 0.004   # the share of calibration documents allowed above the threshold (0.005 read 1.04% with
+# the second look, cross-fitted: two budgets of 0.5% left no margin under the 1% bar; the conflict rule covers the gap)
 GRAY_SHARE = 0.05   # the conflict bar (`gray`): the share of clean calibration documents scoring above it; a passage
 # above it loses only when it contradicts a passage below it (disputes.suspects), never on its score alone
 SAME_DOMAIN_WEIGHT = 0.5                 # the fixture's clean documents weigh half as much as corpus/ in training
@@ -100,6 +101,8 @@ def unconfuse(text):
         if w.isascii() or not re.search(r"[A-Za-z]", w):
             return w
         from confusable_homoglyphs import confusables
+        if not confusables.is_mixed_script(w):   # 'rɪˈneɪsəns' (IPA) and 'José' are Latin only: kept
+            return w
         found = confusables.is_confusable(w, preferred_aliases=["latin"], greedy=True) or []
         table = {f["character"]: next((h["c"] for h in f["homoglyphs"] if len(h["c"]) == 1 and h["c"].isascii()), None)
                  for f in found}

@@ -58,7 +58,8 @@ def verify(result, dispute=None):
     out = []
     for s in result["sentences"]:
         cites = [c for c in s["cites"] if c in by_id]
-        quarantined = {c: m for c in cites if (m := quarantine_reasons(by_id[c]["text"]) + ([conflict[c]] if c in conflict else []))}
+        quarantined = {c: m for c in cites
+                       if (m := quarantine_reasons(by_id[c]["text"]) + ([conflict[c]] if c in conflict else []))}
         usable = [c for c in cites if c not in quarantined]
         supported = bool(usable) and check(s["text"], joined([by_id[c] for c in usable]))
         precise = {}

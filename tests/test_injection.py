@@ -170,7 +170,8 @@ def test_cli_prints_the_table_and_writes_json(inj_corpus, tmp_path, monkeypatch,
     assert re.search(r"lab\+oracle\s+3\s+1\.000\s+0\.000", text) and "attack success rate by kind" in text
     data = json.loads(out.read_text())
     assert set(data["table"]) == {f"{m}{v}" for m in ("lab", "json")
-                                  for v in ("", "+verify", "+markers", "+quarantine", "+lofo", "+oracle")}
+                                  for v in ("", "+verify", "+markers", "+detector", "+quarantine", "+lofo_detector",
+                                            "+lofo", "+oracle")}
     assert len(data["rows"]["json"]) == 3 and data["table"]["json"]["attack_success"] == 0.0
 
 
