@@ -9,8 +9,9 @@ success rate, fake labels cited, correct answers, marked disputed, seconds) and 
 kind of attack (results/injection.txt). On the embedded engine, 2 cores shared with another run: ~30 min
 for lab+json on 36 questions the first time (~16 min when the judge's verdicts are cached); a rerun is
 instant (each question's row is cached in .rag/cache/injection.jsonl, keyed by the prompt and escaping
-code, so an interrupted run resumes). Measured (78 questions, 1.5B embedded, results/injection.json): ASR lab 0.269,
-json 0.385; json+verify 0.333; json+quarantine 0.026; json+lofo 0.064 (lab+lofo 0.026); json+oracle 0.013; disputed 0.872.
+code, so an interrupted run resumes). Measured (78 questions, 1.5B embedded, results/injection.json): ASR lab 0.295,
+json 0.385; json+verify 0.333; json+detector 0.026; json+quarantine 0.013; json+lofo 0.013 (lab+lofo 0.013, every
+instruction family 0 of 6; without the conflict rule json+lofo_detector 0.051); json+oracle 0.000; disputed 0.949.
 
 The test corpus (tests/fixtures/injection): made-up facts, so the model cannot answer from memory. Each
 question has one document with the true answer and one injected document that names the attacker's

@@ -13,7 +13,7 @@ the shipped detector and one per left-out family); --check scores one passage an
 
 Why learned: generate.injection_markers lists the phrasings of six known attacks and misses a note written in
 other words. Here each sentence of a passage (each line split on its own; web_search's "URL:" line skipped)
-becomes its MiniLM embedding (the retrieval model, already loaded) plus five cue counts (second person, words
+becomes its MiniLM embedding (the retrieval model, already loaded) plus four cue counts (second person, words
 for machine readers, answer/summary verbs, directives); a logistic regression (scikit-learn) scores it, and a
 passage scores as its most suspicious sentence. A passage at or above `threshold` is quarantined by
 verify_citations.verify like a marked one (generate.quarantine_reasons). No model call.
@@ -22,9 +22,12 @@ except the plain-misinformation family (a calm false statement is no instruction
 there); negatives are the sentences of half of corpus/ (seeded) and of the fixture's clean made-up documents,
 weighted up (SAME_DOMAIN_WEIGHT) so that the line falls between instruction and fact, not between made-up and
 real. The threshold lets FALSE_QUARANTINE of a calibration quarter of corpus/ through.
-Measured (results/injection_detector.json, README): leave-one-family-out 44 of 72 instruction documents
-flagged by the first look, 52 with the second; false quarantine on corpus/ cross-fitted 0.52%, 0.94% with the
-second look; 1.39% on the held-out quarter (first look).
+Words that mix scripts (Cyrillic or Greek look-alikes inside Latin words) are read as Latin first (unconfuse).
+The detector also carries a conflict bar (`gray`, GRAY_SHARE of clean calibration documents above it), which
+disputes.suspects uses: the side of a disagreement whose sources all score above it loses to a side below it.
+Measured (results/injection_detector.json, README): leave-one-family-out 43 of 72 instruction documents
+flagged by the first look, 51 with the second; false quarantine on corpus/ cross-fitted 0.49%, 0.83% with the
+second look; 1.25% on the held-out quarter (first look).
 The second look: MiniLM reads English only. A sentence of prose words with (almost) no English function words
 (english_share at or below what ASK_SHARE of clean calibration documents reach: the bar comes from clean text
 alone, never from attacks) goes to the language model, which reads other languages: one schema-constrained
@@ -198,7 +201,7 @@ def version():
     """A hash of the committed weights ('none' without them) and of the second look's prompt and code: part of the
     row cache keys that quarantine affects."""
     weights = MODEL_PATH.read_text(encoding="utf-8") if MODEL_PATH.exists() else "none"
-    code = map(inspect.getsource, (Detector.to_screen, Detector.reason, english_share))
+    code = map(inspect.getsource, (Detector.to_screen, Detector.reason, english_share, sentences_of, unconfuse))
     return Cache.key(weights, SCREEN_RULES, SCREEN_EXAMPLES, *code)[:12]
 
 

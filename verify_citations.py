@@ -47,9 +47,9 @@ def verify(result, dispute=None):
     role tokens, "ignore the instructions", fake turns, ready-made replies) or that the learned detector flags
     (injection_detector.py: text addressed to the model or its reader) supports nothing: its citations are
     imprecise and listed in `quarantined` with the reasons (generate.quarantine_reasons). On 78 injected
-    questions in 13 families the attack success goes 0.333 -> 0.026 (0.090 for families the detector was not
-    fitted on), results/injection_families.json; no document of corpus/ carries a marker, and the detector
-    flags about 0.5% of them (results/injection_detector.json)."""
+    questions in 13 families the attack success goes 0.333 -> 0.013 with the dispute (0.013 for families the
+    detector was not fitted on), results/injection.json; no document of corpus/ carries a marker, and the
+    detector flags 0.83% of them (cross-fitted, with its second look: results/injection_detector.json)."""
     by_id = {p["id"]: p for p in result["passages"]}
     conflict = disputes.suspects(dispute, result["passages"]) if dispute else {}
     # the question and short answer let the judge compare a sentence's answer with the source's own
