@@ -105,6 +105,20 @@ def suspects(d, passages, detector=None):
             for g, low in sides if low >= detector.gray for s in g["sources"] if s in score}
 
 
+def worth_checking(result, detector=None):
+    """Whether suspects() could quarantine anything in this result: a cited passage scores at or above the conflict
+    bar and is not refused already (generate.quarantine_reasons). No model call; about one clean passage in 20
+    scores that high, so verify() asks for check()'s calls only then."""
+    from generate import quarantine_reasons
+    if detector is None:
+        import injection_detector
+        detector = injection_detector.detector()
+    cited = {c for s in result.get("sentences", []) for c in s.get("cites", [])}
+    return detector is not None and any(p["id"] in cited and not quarantine_reasons(p["text"])
+                                        and detector.score(p["text"])[0] >= detector.gray
+                                        for p in result.get("passages", []))
+
+
 def dispute(result):
     """None when the passages agree (or at most one answers); else check()'s dict."""
     d = check(result)

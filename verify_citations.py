@@ -41,8 +41,9 @@ TIMING_FIELDS = ("seconds_per_question", "seconds_p50", "judge_seconds_per_sente
 
 def verify(result, dispute=None):
     """A generate() result -> per-sentence verdicts: [{text, cites, supported, precise: {id: bool}, quarantined}].
-    With `dispute` (disputes.check(result)), a passage on the side of a disagreement that reads like an instruction
-    (disputes.suspects) is quarantined too.
+    A passage on the side of a disagreement that reads like an instruction (disputes.suspects) is quarantined too:
+    `dispute` is disputes.check(result) when the caller has it; None asks for it only when a cited passage could
+    lose that way (disputes.worth_checking: no model call otherwise); False skips the rule.
     A passage that carries injection markers (generate.injection_markers: label look-alikes, source tags, chat
     role tokens, "ignore the instructions", fake turns, ready-made replies) or that the learned detector flags
     (injection_detector.py: text addressed to the model or its reader) supports nothing: its citations are
@@ -51,6 +52,8 @@ def verify(result, dispute=None):
     detector was not fitted on), results/injection.json; no document of corpus/ carries a marker, and the
     detector flags 0.83% of them (cross-fitted, with its second look: results/injection_detector.json)."""
     by_id = {p["id"]: p for p in result["passages"]}
+    if dispute is None and disputes.worth_checking(result):
+        dispute = disputes.check(result)
     conflict = disputes.suspects(dispute, result["passages"]) if dispute else {}
     # the question and short answer let the judge compare a sentence's answer with the source's own
     slot = {} if result.get("idk") else {"question": result.get("question"), "answer": result.get("answer")}
@@ -200,9 +203,10 @@ SHOW_DISPUTES = True  # disputes.py: 6 of 60 clean golden answers marked dispute
 def print_checked(result, show_disputes=None):
     """The answer with the judge's verdicts (print_answer): what a CLI shows for one question; with show_disputes
     (default SHOW_DISPUTES), then whether its passages disagree (disputes.py: one call per passage about the question)."""
-    d = disputes.dispute(result) if (SHOW_DISPUTES if show_disputes is None else show_disputes) else False
+    d = disputes.check(result) if (SHOW_DISPUTES if show_disputes is None else show_disputes) else None
     print_answer(result, verify(result, d))
-    if d is not False:
+    if d is not None:
+        d = d if d["disputed"] else None
         print(disputes.describe(d) if d else "not disputed: the passages that answer the question agree")
 
 

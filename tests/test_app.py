@@ -220,7 +220,7 @@ def test_handler_streams_progress_and_turns_errors_into_messages(corpus):
     [(bad, *_)] = list(app.answer_steps(Q, "GraphRAG-that-is-not-built", corpus, choices))
     assert "unknown pattern" in bad
 
-    def judge_down(result):
+    def judge_down(result, dispute=None):
         raise llm.LLMError("judge down")
     with scripted(), pytest.MonkeyPatch.context() as mp:
         mp.setattr(verify_citations, "verify", judge_down)

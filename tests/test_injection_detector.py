@@ -149,4 +149,11 @@ def test_the_side_of_a_dispute_that_reads_like_an_instruction_is_quarantined(mon
               "sentences": [{"text": "Each side fields 25 players.", "cites": ["S2"]}]}
     v = vc.verify(result, d)[0]
     assert not v["supported"] and v["quarantined"]["S2"][-1].startswith("contradicts")
-    assert vc.verify(result)[0]["supported"]       # without the dispute: the old rule
+    assert vc.verify(result, False)[0]["supported"]       # the rule skipped: the old verdict
+    # verify(result) asks for the dispute only when a cited passage could lose (scores at or above the bar)
+    assert disputes.worth_checking(result, Scored()) and not disputes.worth_checking(
+        {**result, "sentences": [{"text": "Each side fields 13 players.", "cites": ["S1"]}]}, Scored())
+    asked = []
+    monkeypatch.setattr(disputes, "worth_checking", lambda r, detector=None: True)
+    monkeypatch.setattr(disputes, "check", lambda r: asked.append(r) or d)
+    assert not vc.verify(result)[0]["supported"] and len(asked) == 1
