@@ -84,6 +84,12 @@ def check(result):
     return {"disputed": len(groups) >= 2, "answers": groups, "shown_in": home, **cost}
 
 
+def _shipped():
+    """The committed injection detector (None without its weights), imported when first needed."""
+    import injection_detector
+    return injection_detector.detector()
+
+
 def suspects(d, passages, detector=None):
     """{passage id: reason} for the sides of a dispute that read like an instruction: when the passages disagree
     (check()'s dict d), a side whose every source scores at or above the detector's conflict bar (`gray`: 5% of
@@ -91,9 +97,7 @@ def suspects(d, passages, detector=None):
     answer, so it is the one that both disagrees and reads like an instruction; a clean passage is refused only
     when both hold (none of the true documents on the 78 injected questions was). {} when not disputed, when
     every side is above the bar, or without a detector. verify(result, dispute=d) quarantines them."""
-    if detector is None:
-        import injection_detector
-        detector = injection_detector.detector()
+    detector = detector or _shipped()
     if not d or not d.get("disputed") or detector is None:
         return {}
     text = {p["id"]: p["text"] for p in passages}
@@ -110,9 +114,7 @@ def worth_checking(result, detector=None):
     bar and is not refused already (generate.quarantine_reasons). No model call; about one clean passage in 20
     scores that high, so verify() asks for check()'s calls only then."""
     from generate import quarantine_reasons
-    if detector is None:
-        import injection_detector
-        detector = injection_detector.detector()
+    detector = detector or _shipped()
     cited = {c for s in result.get("sentences", []) for c in s.get("cites", [])}
     return detector is not None and any(p["id"] in cited and not quarantine_reasons(p["text"])
                                         and detector.score(p["text"])[0] >= detector.gray
