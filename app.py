@@ -58,6 +58,7 @@ ENGLISH_WORDS = set("the of in a an is was were are who what which where when ho
 PATTERNS = {  # label -> function(question, corpus) -> a generate()-shaped dict with mode, trace and cost
     "single": lambda q, c: multihop.single_answer(q, corpus=c),
     "smart router": lambda q, c: multihop.smart_answer(q, corpus=c),
+    "chain": lambda q, c: multihop.chain_answer(q, corpus=c),
     "parallel": lambda q, c: multihop.multihop_answer(q, corpus=c),
     "iterative": lambda q, c: multihop.iterative_answer(q, corpus=c),
     "FLARE": lambda q, c: flare.flare_answer(q, corpus=c),

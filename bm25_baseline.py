@@ -57,7 +57,10 @@ class BM25:
 
     def top(self, query, k):
         """[(text index, score)] of the k best texts with a score above zero, best first."""
-        s = self.scores(query)
+        return self.best(self.scores(query), k)
+
+    def best(self, s, k):
+        """top() over scores already computed: the k best indexes of s with a score above zero."""
         k = min(k, self.n)
         if k <= 0:
             return []

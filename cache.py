@@ -73,6 +73,14 @@ class Cache:
         self.misses += 1
         return default
 
+    def put_many(self, items):
+        """put() for many (key, value) pairs under one lock and one write."""
+        items = list(items)
+        if items:
+            self.data.update(items)
+            with self.lock, open(self.path, "a", encoding="utf-8") as f:
+                f.write("".join(self._line(k, v) for k, v in items))
+
     def put(self, key, value):
         self.data[key] = value
         with self.lock, open(self.path, "a", encoding="utf-8") as f:

@@ -17,10 +17,8 @@ structure (a relation is edge text), incremental community updates (communities 
 """
 import json
 import os
-import re
 import sys
 import time
-import unicodedata
 from pathlib import Path
 
 import networkx as nx
@@ -28,6 +26,7 @@ import networkx as nx
 import llm
 import verify_citations as vc
 from cache import Cache
+from links import ngram_keys, normalize  # one definition of a name key, shared with retrieval
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, sample_golden
 from vector_index import CorpusError, collection_name, index_dir, load_documents
 
@@ -39,8 +38,6 @@ MAX_ENTITIES = 10         # per document, after cleaning; with 10 relations this
 MAX_RELATIONS = 10
 MAX_DESC_CHARS = 120      # entity / relation descriptions are cut here
 MAX_NAME_CHARS = 80
-MAX_TITLE_WORDS = 8       # longest name looked up as a word n-gram in a question or text
-MIN_KEY_CHARS = 3         # shorter normalized names never match inside a question or text
 MAX_MATCHED = 4           # entities taken from a question
 SEED = 42                 # Louvain's seed
 LLM_SUMMARIES = 60        # the largest communities (>= 3 members) get an LLM summary; others an extractive one
@@ -64,29 +61,6 @@ EXTRACT_SCHEMA = {"type": "object", "required": ["entities", "relations"], "prop
 SUMMARY_SYSTEM = "You summarize a group of related entities from a knowledge graph in a title and 2-4 factual sentences."
 SUMMARY_SCHEMA = {"type": "object", "required": ["title", "summary"],
                   "properties": {"title": _STR(80), "summary": _STR(600)}}
-
-
-def normalize(name):
-    """The merge key of a name: "The  Ashford-Bridge's" -> 'ashford bridge'; 'Édric Vell.' -> 'edric vell'."""
-    s = unicodedata.normalize("NFKD", str(name)).encode("ascii", "ignore").decode().lower()
-    s = re.sub(r"['\u2019]s\b", "", s)
-    s = " ".join(re.sub(r"[^a-z0-9]+", " ", s).split())
-    return s[4:] if s.startswith("the ") else s
-
-
-def ngram_keys(text, keys):
-    """Normalized word n-grams of text that are keys, longest first, none inside a longer one found.
-    ('Who designed Ashford Bridge?', {'ashford bridge', 'bridge'}) -> ['ashford bridge']"""
-    words, found = normalize(text).split(), []
-    spans = sorted(((i, n) for n in range(min(MAX_TITLE_WORDS, len(words)), 0, -1) for i in range(len(words) - n + 1)),
-                   key=lambda s: -s[1])
-    taken = set()
-    for i, n in spans:
-        key = " ".join(words[i:i + n])
-        if key in keys and len(key) >= MIN_KEY_CHARS and not taken & set(range(i, i + n)):
-            taken |= set(range(i, i + n))
-            found.append(key)
-    return list(dict.fromkeys(found))
 
 
 def cut(text, limit=MAX_DESC_CHARS):

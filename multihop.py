@@ -35,11 +35,12 @@ import llm
 import verify_citations as vc
 from decompose import MAX_PARTS, PLACEHOLDER, fill, plan
 from generate import check_question, format_sources, generate, is_idk, print_result as print_answer
-from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, retrieve_chunks
+from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, link_line, retrieve_chunks
 from router import learned_route, load_router, needs_decomposition, shots
 from vector_index import CorpusError
 
-MODES = ("single", "parallel", "iterative")
+MODES = ("single", "chain", "parallel", "iterative")
+HOPS = ("chain", "decompose")   # how smart_answer() treats a question routed multi-hop
 HOP_K = 3            # chunks retrieved per sub-question / hop
 FINAL_K = 4          # chunks in the final prompt: generate()'s k, so every mode is compared at equal context
 VERSION = "multihop-v2"   # bump when answers change for the same prompts: router_eval's cached rows then recompute
@@ -102,9 +103,10 @@ def merge_passages(lists, final_k=None, first=()):
     return (fresh + rest)[:final_k]
 
 
-def _retrieve(query, k, hop, trace, corpus, chunker):
-    found = [dict(p, hop=hop) for p in retrieve_chunks(query, k, corpus=corpus, chunker=chunker)]
-    trace.append({"step": "retrieve", "hop": hop, "query": query, "chunks": [p["chunk_id"] for p in found]})
+def _retrieve(query, k, hop, trace, corpus, chunker, method="fused"):
+    found = [dict(p, hop=hop) for p in retrieve_chunks(query, k, corpus=corpus, chunker=chunker, method=method)]
+    trace.append({"step": "retrieve", "hop": hop, "query": query, "chunks": [p["chunk_id"] for p in found],
+                  **({"method": method, "links": [link_line(p) for p in found if p.get("via")]} if method != "fused" else {})})
     return found
 
 
@@ -146,6 +148,16 @@ def single_answer(question, final_k=FINAL_K, corpus=CORPUS_DIR, chunker=DEFAULT_
         passages = _retrieve(question, final_k, 0, trace, corpus, chunker)
         result = generate(question, passages=passages)
     return _finish(result, question, "single", trace, passages, reason, cost, start)
+
+
+def chain_answer(question, final_k=FINAL_K, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, trace=None):
+    """One `chain` retrieval (hop 2 along the links of hop 1's passages, no model call), one cited answer:
+    a multi-hop answer at one LLM call. The trace's retrieve step lists the links taken."""
+    question, trace, start = check_question(question), trace if trace is not None else [], time.perf_counter()
+    with llm.counting() as cost:
+        passages = _retrieve(question, final_k, 0, trace, corpus, chunker, method="chain")
+        result = generate(question, passages=passages)
+    return _finish(result, question, "chain", trace, passages, None, cost, start)
 
 
 def multihop_answer(question, k=HOP_K, final_k=FINAL_K, max_parts=MAX_PARTS, sub_questions=None,
@@ -218,14 +230,17 @@ def iterative_answer(question, max_hops=MAX_PARTS, k=HOP_K, final_k=FINAL_K, sub
 
 
 def smart_answer(question, router="learned", router_model=None, k=HOP_K, final_k=FINAL_K, max_hops=MAX_PARTS,
-                 corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER):
-    """Route, then: single -> single_answer(); multi -> decompose, then iterative_answer() when a sub-question
-    waits for an earlier answer ([ANSWER_N]), multihop_answer() when the parts are independent (comparisons).
+                 corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, hops="chain"):
+    """Route, then: single -> single_answer(); multi -> chain_answer() (hops="chain": one LLM call), or with
+    hops="decompose": decompose, then iterative_answer() when a sub-question waits for an earlier answer
+    ([ANSWER_N]), multihop_answer() when the parts are independent (comparisons).
     The saved learned router was fitted on golden.json: do not score its routing on those questions here
     (router_eval.py scores out-of-fold predictions)."""
     question, trace, start = check_question(question), [], time.perf_counter()
     if router not in ("learned", "llm"):
         raise ValueError(f"unknown router {router!r}: choose learned or llm")
+    if hops not in HOPS:
+        raise ValueError(f"unknown hops {hops!r}: choose {' or '.join(HOPS)}")
     with llm.counting() as cost:
         model = router_model or (load_router() if router == "learned" else None)
         t, multi, p = time.perf_counter(), None, None
@@ -238,8 +253,10 @@ def smart_answer(question, router="learned", router_model=None, k=HOP_K, final_k
             router, (multi, p) = "learned", learned_route(question, model or load_router())
         trace.append({"step": "route", "router": router, "multi": multi, "p_multi": p,
                       "ms": (time.perf_counter() - t) * 1000})
-        subs = plan(question, max_hops, trace) if multi else []
-        if not subs:
+        subs = plan(question, max_hops, trace) if multi and hops == "decompose" else []
+        if multi and hops == "chain":
+            result = chain_answer(question, final_k, corpus, chunker)
+        elif not subs:
             result = single_answer(question, final_k, corpus, chunker, [], "no usable decomposition" if multi else None)
         elif any(PLACEHOLDER.search(s) for s in subs):
             result = iterative_answer(question, max_hops, k, final_k, subs, corpus=corpus, chunker=chunker)
@@ -258,7 +275,8 @@ def print_trace(r):
         elif s["step"] == "decompose":
             print("sub-questions:" + "".join(f"\n  {n}. {q}" for n, q in enumerate(s["sub_questions"], 1)))
         elif s["step"] == "retrieve":
-            print(f"hop {s['hop']} retrieve {s['query']!r}: {', '.join(s['chunks'])}")
+            print(f"hop {s['hop']} retrieve{' (' + s['method'] + ')' if s.get('method') else ''} {s['query']!r}: "
+                  f"{', '.join(s['chunks'])}" + "".join(f"\n  {line}" for line in s.get("links", [])))
         elif s["step"] == "hop":
             print(f"hop {s['n']} answer: {s['answer']} (source {s['source']})")
         elif s["step"] in ("warning", "fallback", "answerable"):
@@ -291,6 +309,8 @@ def main():
                     "published Journal of Psychotherapy Integration?", help="the question")
     ap.add_argument("--mode", choices=("auto",) + MODES, default="auto", help="auto: the router decides")
     ap.add_argument("--router", choices=("learned", "llm"), default="learned", help="which router --mode auto asks")
+    ap.add_argument("--hops", choices=HOPS, default="chain",
+                    help="--mode auto on a multi-hop question: chain (links, 1 LLM call) or decompose (sub-questions)")
     ap.add_argument("--k", type=int, default=HOP_K, help="chunks retrieved per sub-question / hop")
     ap.add_argument("--final-k", type=int, default=FINAL_K, help="chunks in the final prompt")
     ap.add_argument("--max-hops", type=int, default=MAX_PARTS, help="sub-questions / hops at most")
@@ -307,9 +327,12 @@ def main():
         print(f"question={question!r} mode={args.mode} router={args.router} k={args.k} final_k={args.final_k} "
               f"max_hops={args.max_hops} corpus={args.corpus}\nmodel: {info['engine']} {info['model']}")
         if args.mode == "auto":
-            r = smart_answer(question, args.router, k=args.k, final_k=args.final_k, max_hops=args.max_hops, **kw)
+            r = smart_answer(question, args.router, k=args.k, final_k=args.final_k, max_hops=args.max_hops,
+                             hops=args.hops, **kw)
         elif args.mode == "single":
             r = single_answer(question, args.final_k, **kw)
+        elif args.mode == "chain":
+            r = chain_answer(question, args.final_k, **kw)
         elif args.mode == "parallel":
             r = multihop_answer(question, args.k, args.final_k, args.max_hops, **kw)
         else:

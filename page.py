@@ -58,7 +58,16 @@ def _source_html(p):
     text = " ".join(str(p.get("text", "")).split())
     cut = text[:MAX_SOURCE_CHARS] + ("…" if len(text) > MAX_SOURCE_CHARS else "")
     return (f'<div>document <b>{esc(p.get("title") or p.get("doc"))}</b> <code>{esc(p.get("doc"))}</code>, '
-            f'chunk <code>{esc(p.get("chunk_id"))}</code></div><div class="src">{esc(cut)}</div>')
+            f'chunk <code>{esc(p.get("chunk_id"))}</code>{_via_html(p)}</div><div class="src">{esc(cut)}</div>')
+
+
+def _via_html(p):
+    """A chain passage's link: ', reached from S1 via 'Windhoek' (its title)'."""
+    v = p.get("via")
+    if not v:
+        return ""
+    kind = "its title" if v.get("kind") == "title" else "a shared name"
+    return f', <span class="via" data-via>reached from {esc(v.get("from"))} via &#x27;{esc(v.get("name"))}&#x27; ({kind})</span>'
 
 
 def render_answer(result, verdicts, notice=None, dispute=None):
@@ -123,7 +132,8 @@ def describe_step(s):
             else "decomposition: nothing usable"
     if kind == "retrieve":
         at = f" (hop {s['hop']})" if "hop" in s else f" (round {s['round']})" if "round" in s else ""
-        return f"retrieve{at} {s['query']!r}: {_short(s['chunks'])}"
+        how = f" by {s['method']}" if s.get("method") else ""
+        return f"retrieve{at}{how} {s['query']!r}: {_short(s['chunks'])}" + "".join(f"; {line}" for line in s.get("links", []))
     if kind == "hop":
         return f"hop {s['n']}: {s['query']} -> {s['answer'] or 'no answer'} (source {s['source'] or 'none'})"
     if kind == "trigger":

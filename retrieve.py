@@ -27,6 +27,9 @@ import sys
 from itertools import zip_longest
 from pathlib import Path
 
+import numpy as np
+
+import links
 from bm25_baseline import BM25, doc_index, search as bm25_doc_search
 import vector_index
 from vector_index import (CORPUS_DIR, DEFAULT_CHUNKER, CHUNKERS, CorpusError, build_index, embed,
@@ -34,7 +37,7 @@ from vector_index import (CORPUS_DIR, DEFAULT_CHUNKER, CHUNKERS, CorpusError, bu
 
 HERE = Path(__file__).parent
 GOLDEN = HERE / "golden.json"
-METHODS = ("bm25", "dense", "seed_interleave", "fused")
+METHODS = ("bm25", "dense", "seed_interleave", "fused", "chain")
 RRF_K = 60                 # the usual reciprocal-rank-fusion constant (Cormack et al. 2009)
 SEED_PREFIX_CHARS = 1200   # what the seed code fed of a BM25 document
 GOLDEN_KEYS = {"id": str, "question": str, "answer": str, "aliases": list, "supporting_docs": list,
@@ -52,6 +55,14 @@ class Retriever:
         self.ids, self.texts, self.metas = data["ids"], data["documents"], data["metadatas"]
         self.pos = {cid: i for i, cid in enumerate(self.ids)}
         self.bm25 = BM25(self.texts)
+        self._links = None
+
+    @property
+    def links(self):
+        """What each chunk names (links.Links), built on the first `chain` query."""
+        if self._links is None:
+            self._links = links.Links(self.texts, self.metas)
+        return self._links
 
     def dense(self, qvec, depth):
         """[(chunk index, cosine)] of the depth nearest chunks (Chroma's approximate search)."""
@@ -68,6 +79,8 @@ class Retriever:
         if method not in METHODS:
             raise ValueError(f"unknown method {method!r}: choose one of {', '.join(METHODS)}")
         depth = max(depth, k)
+        if method == "chain":
+            return self.chain(query, k, embed([query])[0] if qvec is None else qvec)
         dense_hits = self.dense(embed([query])[0] if qvec is None else qvec, depth) if method != "bm25" else []
         bm25_hits = self.bm25.top(query, depth) if method in ("bm25", "fused") else []
         dense_score, bm25_score = dict(dense_hits), dict(bm25_hits)
@@ -82,6 +95,32 @@ class Retriever:
             found_by = [name for name, s in (("dense", dense_score), ("bm25", bm25_score)) if i in s]
             out.append({"id": f"S{n}", **self.passage(i, score=score, dense=dense_score.get(i),
                                                        bm25=bm25_score.get(i), found_by=found_by)})
+        return out
+
+    def chain(self, query, k, qvec):
+        """Hop 1 fused, hop 2 along the links of its top passages (links.chain_rank); no model call.
+        A reached passage carries `via`: {"from": seed's label or chunk id, "kind": title|name, "name"}."""
+        depth = max(links.CHAIN_DEPTH, k)
+        dense_hits, bm25 = self.dense(qvec, depth), self.bm25.scores(query)
+        bm25_hits = self.bm25.best(bm25, depth)
+        dense_score, bm25_score = dict(dense_hits), dict(bm25_hits)
+        fused = fuse(dense_hits, bm25_hits, lambda i: self.metas[i]["doc"], depth)
+
+        def cosine(chunks):  # hop-1 chunks have theirs; a reached chunk's vector is read from the store
+            missing = [self.ids[i] for i in chunks if i not in dense_score]
+            got = self.collection.get(ids=missing, include=["embeddings"]) if missing else {"ids": [], "embeddings": []}
+            vecs = dict(zip(got["ids"], got["embeddings"]))
+            return {i: dense_score[i] if i in dense_score else float(np.dot(vecs[self.ids[i]], qvec)) for i in chunks}
+
+        ranked = links.chain_rank(fused, cosine, bm25, self.links, self.texts, query, k)
+        out, label = [], {i: f"S{n}" for n, (i, _, _) in enumerate(ranked, 1)}
+        for n, (i, score, via) in enumerate(ranked, 1):
+            found_by = [name for name, sc in (("dense", dense_score), ("bm25", bm25_score)) if i in sc]
+            if via:
+                via = {**via, "from": label.get(via["from"], self.ids[via["from"]])}
+                found_by.append("link")
+            out.append({"id": f"S{n}", **self.passage(i, score=score, dense=dense_score.get(i),
+                                                       bm25=bm25_score.get(i), found_by=found_by, via=via)})
         return out
 
     def seed_interleave(self, query, dense_hits, k):
@@ -243,12 +282,20 @@ def print_eval(report, ks):
 
 
 def print_passages(passages):
-    print(f"{'id':4} {'chunk':52} {'found by':11} {'fused':>7} {'dense':>6} {'bm25':>6}  text")
+    print(f"{'id':4} {'chunk':52} {'found by':11} {'score':>7} {'dense':>6} {'bm25':>6}  text")
     for p in passages:
         fmt = lambda v: f"{v:6.2f}" if v is not None else f"{'-':>6}"
         snippet = " ".join(p["text"].split())[:70]
         print(f"{p['id']:4} {p['chunk_id'][:52]:52} {'+'.join(p['found_by']):11} {p['score']:7.4f} "
               f"{fmt(p['dense'])} {fmt(p['bm25'])}  {snippet}")
+        if p.get("via"):
+            print(f"{'':4} {link_line(p)}")
+
+
+def link_line(p):
+    """How a chain passage was reached: "S3 reached from S1 via 'Windhoek' (title)"."""
+    v = p["via"]
+    return f"{p['id']} reached from {v['from']} via {v['name']!r} ({'its title' if v['kind'] == 'title' else 'a shared name'})"
 
 
 def main():
@@ -263,6 +310,7 @@ def main():
     ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions for --eval")
     ap.add_argument("--eval", action="store_true", help="recall@k of every method on the golden file")
     ap.add_argument("--limit", type=int, default=0, help="evaluate only the first N golden questions")
+    ap.add_argument("--split", choices=("dev", "test"), help="only the dev or test half of the golden file (links.split_of)")
     ap.add_argument("--json", type=Path, help="write the --eval report here")
     args = ap.parse_args()
     try:
@@ -275,7 +323,8 @@ def main():
         if not args.eval:
             print_passages(retrieve_chunks(args.query, ks[0], args.depth, args.corpus, args.chunker, args.method))
             return
-        golden = eval_items(args.golden, 0, args.corpus, args.chunker)[:args.limit or None]  # file order
+        golden = [g for g in eval_items(args.golden, 0, args.corpus, args.chunker)  # file order
+                  if args.split in (None, links.split_of(g))][:args.limit or None]
         report = evaluate(golden, ks, args.corpus, args.chunker, args.depth)
     except CorpusError as e:
         sys.exit(f"retrieve: {e}")

@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 import decompose
+import links
 import llm
 import multihop
 import router
@@ -41,7 +42,7 @@ from vector_index import CorpusError
 
 HERE = Path(__file__).parent
 PNG = HERE / "results" / "router_confusion.png"
-MODES = multihop.MODES       # single = generate(), parallel = multihop_answer(), iterative = iterative_answer()
+MODES = multihop.MODES       # single = generate(), chain = chain_answer(), parallel = multihop_answer(), iterative = iterative_answer()
 DEFAULT_LIMIT = 40           # multi questions for the modes (alternating sources): ~30 min on the embedded engine
 FOLDS, SEED = 5, 0
 LAMBDA = 1.0                 # L2 strength; CV accuracy of the surface router was flat (0.94-0.95) for 0.1-10
@@ -49,6 +50,9 @@ LAMBDA = 1.0                 # L2 strength; CV accuracy of the surface router wa
 PROMPTS = {"route": Cache.key(router.ROUTER_SYSTEM)[:12], "single": Cache.key(ANSWER_SYSTEM)[:12],
            "multihop": Cache.key(multihop.VERSION, decompose.DECOMPOSE_SYSTEM, multihop.HOP_SYSTEM,
                                  multihop.ANSWERABLE_SYSTEM, ANSWER_SYSTEM)[:12]}
+
+CHAIN = Cache.key(links.LINKS_VERSION, links.CHAIN_SEEDS, links.CHAIN_DEPTH, links.BM25_WEIGHT, links.TITLE_BONUS,
+                  links.NAME_BONUS, links.MAX_LINK_DF)[:12]   # what the chain mode's retrieval depends on
 
 
 def fit_logreg(x, y, lam=LAMBDA, iters=30):
@@ -139,6 +143,8 @@ def run_mode(mode, item, s):
     with llm.counting() as cost:
         if mode == "single":
             r = generate(q, k=s["final_k"], **kw)
+        elif mode == "chain":
+            r = multihop.chain_answer(q, s["final_k"], **kw)
         elif mode == "parallel":
             r = multihop.multihop_answer(q, s["k"], s["final_k"], s["max_hops"], **kw)
         else:
@@ -258,8 +264,8 @@ def main():
         rows = {m: [] for m in modes}
         for item in tqdm(items if modes else [], desc="modes", unit="q", file=sys.stderr):
             for m in modes:
-                key = Cache.key("mode", m, item["question"], model, s, PROMPTS["single" if m == "single" else "multihop"],
-                                *([multihop.ITERATIVE_VERSION] if m == "iterative" else []))
+                key = Cache.key("mode", m, item["question"], model, s, PROMPTS["multihop" if m in ("parallel", "iterative") else "single"],
+                                *([multihop.ITERATIVE_VERSION] if m == "iterative" else []), *([CHAIN] if m == "chain" else []))
                 try:
                     rows[m].append({**cached(cache, key, args.fresh, lambda: run_mode(m, item, s)), "source": item["source"]})
                 except llm.LLMError as e:  # not cached: a rerun tries again

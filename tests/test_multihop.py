@@ -262,10 +262,15 @@ def test_smart_answer_scripted_routes_to_each_mode(corpus):
     assert r["trace"][0]["multi"] is False and r["trace"][0]["p_multi"] < 0.01
     with scripted() as m:
         r = mh.smart_answer(Q, router_model=fixed_router(True), corpus=corpus)
+    assert r["mode"] == "chain" and r["cost"]["calls"] == len(m.calls) == 1  # links, not the model, find hop 2
+    assert {p["doc"] for p in r["passages"]} >= {"ashford-bridge", "tomas-vell"} and r["answer"] == "Hartmoor"
+    with scripted() as m:
+        r = mh.smart_answer(Q, router_model=fixed_router(True), corpus=corpus, hops="decompose")
     assert r["mode"] == "iterative" and r["cost"]["calls"] == len(m.calls) == 4
     assert [s["step"] for s in r["trace"][:2]] == ["route", "decompose"] and len(steps(r, "decompose")) == 1
     with scripted(subs=["How long is the River Lente?", "How high is Carn Dall?"]):
-        r = mh.smart_answer("Which is longer: the Lente or the Brannock Way?", router_model=fixed_router(True), corpus=corpus)
+        r = mh.smart_answer("Which is longer: the Lente or the Brannock Way?", router_model=fixed_router(True),
+                            corpus=corpus, hops="decompose")
     assert r["mode"] == "parallel"
     with scripted(route="garbage"):
         r = mh.smart_answer(Q, router="llm", router_model=fixed_router(False), corpus=corpus)
@@ -322,7 +327,7 @@ def test_router_eval_scripted_end_to_end_and_cached(corpus, golden_path, tmp_pat
 
 
 def test_empty_question_is_one_clear_error(monkeypatch):
-    for fn in (mh.multihop_answer, mh.iterative_answer, mh.smart_answer, dc.decompose):
+    for fn in (mh.chain_answer, mh.multihop_answer, mh.iterative_answer, mh.smart_answer, dc.decompose):
         with pytest.raises(ValueError, match="the question is empty"):
             fn("   ")
     with pytest.raises(ValueError, match="unknown router"):

@@ -1,0 +1,97 @@
+"""links.py and retrieve.py's `chain` method: names, links, the chained ranking, its trace and its updates.
+
+Runs on the fixture corpus with the real embedder and no language model (chain makes no model call)."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import links
+import page
+import retrieve
+from vector_index import build_index
+
+ROOT = Path(__file__).resolve().parents[1]
+Q = "In which village was the designer of Ashford Bridge born?"
+
+
+def test_names_are_capitalised_runs_without_sentence_openers():
+    assert links.names("In 1968, Viorst signed the Writers and Editors War Tax Protest.") == [
+        "viorst", "writers and editors war tax protest"]
+    assert links.names("The Journal of Psychotherapy Integration is published by the American Psychological "
+                       "Association.") == ["american psychological association", "journal of psychotherapy integration"]
+    assert links.names("it rained. nothing here") == []
+
+
+def test_split_of_is_a_stable_half():
+    items = [{"id": f"q{n}"} for n in range(200)]
+    halves = [links.split_of(x) for x in items]
+    assert halves == [links.split_of(x) for x in items] and 70 < halves.count("dev") < 130
+
+
+def test_chain_follows_the_title_hop_one_names(corpus):
+    q = "Who was mayor in 2020 of the town where Edric Vell lived?"
+    fused = retrieve.retrieve_chunks(q, 2, corpus=corpus, method="fused")
+    chained = retrieve.retrieve_chunks(q, 2, corpus=corpus, method="chain")
+    assert [p["doc"] for p in fused] == ["edric-vell", "tomas-vell"]    # hop 1 alone misses the town
+    assert [p["doc"] for p in chained] == ["edric-vell", "corran"]
+    s2 = chained[1]
+    assert s2["via"] == {"from": "S1", "kind": "title", "name": "corran"} and "link" in s2["found_by"]
+    assert chained[0]["via"] is None and chained[0]["chunk_id"] == fused[0]["chunk_id"]  # hop 1's top leads
+    assert retrieve.link_line(s2) == "S2 reached from S1 via 'corran' (its title)"
+
+
+def test_a_name_the_question_already_says_links_nothing(corpus):
+    r = retrieve.get_retriever(corpus)
+    i = next(n for n, m in enumerate(r.metas) if m["doc"] == "ashford-bridge")
+    free = r.links.reached(i, r.texts[i], links.normalize("Where does the river flow?"))
+    asked = r.links.reached(i, r.texts[i], links.normalize("Where does the River Lente flow?"))
+    lente = next(n for n, m in enumerate(r.metas) if m["doc"] == "river-lente")
+    assert free[lente][1] == "title" and asked[lente][1] == "title"   # a title link stands either way
+    corran = next(n for n, m in enumerate(r.metas) if m["doc"] == "corran")
+    assert corran in free                                           # 'Corran' is the title of corran.md
+    port = next(n for n, m in enumerate(r.metas) if m["doc"] == "port-sallow")
+    shared = r.links.reached(port, r.texts[port], "")
+    river_lente = shared[lente]
+    assert river_lente[0] > links.TITLE_BONUS   # named title plus the shared name 'river lente'
+    assert lente not in {j for j, v in r.links.reached(port, r.texts[port], "river lente").items() if v[1] == "name"}
+
+
+def test_a_changed_document_updates_its_links(own_corpus):
+    build_index(own_corpus, "titled", progress=False)
+    assert retrieve.retrieve_chunks(Q, 2, corpus=own_corpus, method="chain")[1]["doc"] == "tomas-vell"
+    first = retrieve.get_retriever(own_corpus).links.computed
+    doc = own_corpus / "ashford-bridge.txt"
+    doc.write_text(doc.read_text().replace("Tomas Vell", "an unnamed engineer"))
+    build_index(own_corpus, "titled", progress=False)
+    r = retrieve.get_retriever(own_corpus)
+    after = retrieve.retrieve_chunks(Q, 2, corpus=own_corpus, method="chain")
+    assert r.links.computed == 1 and first in (0, len(r.ids))   # only the changed chunk is read anew (the cache is shared)
+    assert not any(p["via"] and p["via"]["name"] == "tomas vell" for p in after)
+    (own_corpus / "hartmoor.txt").rename(own_corpus / "gone.bak")   # a removed title links nowhere
+    build_index(own_corpus, "titled", progress=False)
+    i = next(n for n, m in enumerate(retrieve.get_retriever(own_corpus).metas) if m["doc"] == "tomas-vell")
+    r = retrieve.get_retriever(own_corpus)
+    assert "hartmoor" not in {v[2] for v in r.links.reached(i, r.texts[i], "").values()}
+
+
+def test_chain_cli_prints_the_link_and_eval_reports_chain(corpus, golden_path, tmp_path):
+    run = lambda *a: subprocess.run([sys.executable, str(ROOT / "retrieve.py"), *a], capture_output=True, text=True)
+    r = run("Who was mayor in 2020 of the town where Edric Vell lived?", "--method", "chain", "--k", "2", "--corpus", str(corpus))
+    assert r.returncode == 0, r.stderr
+    assert "S2 reached from S1 via 'corran' (its title)" in r.stdout and "+link" in r.stdout
+    out = tmp_path / "r.json"
+    r = run("--eval", "--corpus", str(corpus), "--golden", str(golden_path), "--k", "2", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    report = json.loads(out.read_text())
+    assert report["recall"]["chain"]["2"]["multi"] >= report["recall"]["fused"]["2"]["multi"]
+    assert report["recall"]["chain"]["2"]["multi"] == 1.0   # each fixture chain is one named link
+
+
+def test_the_page_shows_the_link_taken():
+    step = {"step": "retrieve", "hop": 0, "query": Q, "method": "chain", "chunks": ["ashford-bridge#0", "tomas-vell#0"],
+            "links": ["S2 reached from S1 via 'tomas vell' (its title)"]}
+    assert page.describe_step(step).endswith("; S2 reached from S1 via 'tomas vell' (its title)")
+    html = page._source_html({"doc": "tomas-vell", "title": "Tomas Vell", "chunk_id": "tomas-vell#0", "text": "x",
+                              "via": {"from": "S1", "kind": "title", "name": "tomas vell"}})
+    assert "reached from S1 via &#x27;tomas vell&#x27; (its title)" in html
