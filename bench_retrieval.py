@@ -12,7 +12,8 @@ What is timed:
   embedding model already loaded, against `embed()` of exactly the chunks that build made;
 - unchanged re-run: `python vector_index.py` in a fresh process on corpus/ (its index must exist);
 - hybrid latency: `Retriever.retrieve(method="fused")` with the query vector given, so the query's own
-  embedding is timed apart (it is the same at any corpus size);
+  embedding is timed apart (it is the same at any corpus size); `chain` the same way, after timing its links
+  built from an empty names cache and reloaded from it;
 - 100k: synthetic chunks made from the corpus (sentences of two real chunks spliced; vectors are a real
   chunk's vector plus noise, renormalised), so BM25 postings and HNSW neighbourhoods look like real data;
 - overlap@10: Chroma's HNSW top 10 against exact cosine top 10 over the same vectors.
@@ -30,7 +31,9 @@ from unittest.mock import patch
 
 import numpy as np
 
+import links
 import vector_index as vi
+from cache import Cache
 from retrieve import GOLDEN, Retriever, get_retriever, load_golden
 
 HERE = Path(__file__).parent
@@ -69,14 +72,28 @@ def bench_rerun():
     return {"seconds": time.perf_counter() - t, "output": out.stdout.strip().splitlines()[-1]}
 
 
-def latency(retriever, questions, qvecs, repeats=1):
+def latency(retriever, questions, qvecs, repeats=1, method="fused"):
     times = []
     for _ in range(repeats):
         for q, v in zip(questions, qvecs):
             t = time.perf_counter()
-            retriever.retrieve(q, k=4, depth=12, method="fused", qvec=v)
+            retriever.retrieve(q, k=4, depth=12, method=method, qvec=v)
             times.append(time.perf_counter() - t)
     return {"p50_ms": pct(times, 50), "p95_ms": pct(times, 95), "n": len(times)}
+
+
+def chain_figures(retriever, questions, qvecs):
+    """The chain method's latency, after timing what its links cost: every chunk's names computed into an
+    empty cache, then the same links built again from a fresh read of that cache (an unchanged reload)."""
+    with tempfile.TemporaryDirectory() as tmp:  # never the user's cache (synthetic names stay out of it)
+        times = []
+        for _ in range(2):
+            t = time.perf_counter()
+            retriever._links = links.Links(retriever.texts, retriever.metas, Cache("links", tmp))
+            times.append(time.perf_counter() - t)
+    latency(retriever, questions[:20], qvecs[:20], method="chain")
+    return {"links_build_s": times[0], "links_cached_s": times[1],
+            **latency(retriever, questions, qvecs, repeats=2, method="chain")}
 
 
 def overlap_at_10(collection, vectors, ids, qvecs):
@@ -143,11 +160,13 @@ def main():
     base_vecs = np.asarray(vi.get_all(base.collection, ["embeddings"])["embeddings"], dtype=np.float32)
     res["corpus"] = {"chunks": len(base.ids), **latency(base, questions, qvecs, repeats=2),
                      "overlap_at_10": overlap_at_10(base.collection, base_vecs, base.ids, qvecs)}
+    res["corpus"]["chain"] = chain_figures(base, questions, qvecs)
     col, vecs, ids = synthetic_collection(base, args.synthetic, args.fresh)
     big = Retriever(collection=col)
     latency(big, questions[:20], qvecs[:20])
     res["synthetic"] = {"chunks": len(big.ids), **latency(big, questions, qvecs, repeats=2),
                         "overlap_at_10": overlap_at_10(col, vecs, ids, qvecs)}
+    res["synthetic"]["chain"] = chain_figures(big, questions, qvecs)
     b = res["build"]
     rows = [("build chunks/s (titled, model loaded)", f"{b['build_chunks_per_s']:.1f}"),
             ("raw embed() chunks/s, same chunks", f"{b['raw_embed_chunks_per_s']:.1f}"),
@@ -157,6 +176,9 @@ def main():
     for name in ("corpus", "synthetic"):
         r = res[name]
         rows += [(f"hybrid p50 / p95 ms at {r['chunks']:,} chunks", f"{r['p50_ms']:.1f} / {r['p95_ms']:.1f}"),
+                 (f"chain p50 / p95 ms at {r['chunks']:,} chunks", f"{r['chain']['p50_ms']:.1f} / {r['chain']['p95_ms']:.1f}"),
+                 (f"chain links built / reloaded s at {r['chunks']:,} chunks",
+                  f"{r['chain']['links_build_s']:.1f} / {r['chain']['links_cached_s']:.1f}"),
                  (f"HNSW overlap@10 vs exact at {r['chunks']:,} chunks", f"{r['overlap_at_10']:.3f}")]
     print(f"\n{'figure':48} value")
     for name, value in rows:

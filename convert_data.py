@@ -5,6 +5,7 @@ committed. Run it again only to regenerate that output:
 
     python convert_data.py                    # reads ../shared/data, writes corpus/ + golden.json
     python convert_data.py --data DIR --out . # other locations
+    python convert_data.py --split test --out /tmp/test_half   # the test half's questions over their own paragraphs
 
 Expected output (about 2 s):
     corpus: 2884 documents (994 hotpotqa, 1890 musique)
@@ -25,6 +26,8 @@ import json
 import re
 import sys
 from pathlib import Path
+
+from links import split_of
 
 HERE = Path(__file__).parent
 DEFAULT_DATA = HERE.parent / "shared" / "data"
@@ -56,7 +59,8 @@ def convert_hotpotqa(folder, docs):
         support = list(dict.fromkeys(ids[t] for t, _ in q["supporting_facts"]))
         items.append({"id": f"hotpotqa-{q['_id']}", "question": q["question"], "answer": q["answer"],
                       "aliases": [], "supporting_docs": support, "type": "multi",
-                      "hops": len(support), "source": "hotpotqa"})
+                      "hops": len(support), "source": "hotpotqa",
+                      "context": [ids[t] for t, _ in q["context"] if t in ids]})
     return items, len(corpus)
 
 
@@ -74,13 +78,13 @@ def convert_musique(folder, docs):
                       "aliases": q.get("answer_aliases", []),
                       "supporting_docs": [i for i, p in zip(para_ids, q["paragraphs"]) if p["is_supporting"]],
                       "type": "multi", "hops": len(decomposition), "source": "musique",
-                      "decomposition": decomposition})
+                      "decomposition": decomposition, "context": para_ids})
         for s, step in zip(q["question_decomposition"], decomposition):
             if not HOP_REF.search(s["question"]) and s["id"] not in single:
                 single[s["id"]] = {"id": f"musique-sub-{s['id']}", "question": s["question"],
                                    "answer": s["answer"], "aliases": [], "supporting_docs": [step["doc"]],
                                    "type": "single", "hops": 1, "source": "musique",
-                                   "decomposition": [step]}
+                                   "decomposition": [step], "parent": f"musique-{q['id']}"}
     return multi + list(single.values()), len(corpus)
 
 
@@ -99,11 +103,22 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="folder with hotpotqa/ and musique/")
     ap.add_argument("--out", type=Path, default=HERE, help="where corpus/ and golden.json go")
+    ap.add_argument("--split", choices=("dev", "test"), help="only that half's multi questions (and the single "
+                    "questions drawn from them) over only their own paragraphs: a second, smaller corpus")
     args = ap.parse_args()
     docs = {}
     hotpot, n_h = convert_hotpotqa(args.data / "hotpotqa", docs)
+    hotpot_ids = set(docs)
     musique, n_m = convert_musique(args.data / "musique", docs)
+    musique_ids = set(docs) - hotpot_ids
     golden = hotpot + musique
+    if args.split:  # one half's questions (links.split_of) over only the paragraphs those questions come with
+        kept = {g["id"] for g in golden if g["type"] == "multi" and split_of(g) == args.split}
+        golden = [g for g in golden if g["id"] in kept or g.get("parent") in kept]
+        context = {d for g in golden if g["type"] == "multi" for d in g["context"]}
+        docs = {i: d for i, d in docs.items() if i in context}
+        n_h, n_m = (sum(i in context for i in ids) for ids in (hotpot_ids, musique_ids))
+    golden = [{k: v for k, v in g.items() if k not in ("context", "parent")} for g in golden]
     missing = [d for g in golden for d in g["supporting_docs"] if d not in docs]
     if missing:
         sys.exit(f"convert_data: supporting documents missing from the corpus: {missing[:3]}")

@@ -96,8 +96,8 @@ class Links:
     """The link structure of one collection: each chunk's names (cached per text), the chunks holding each
     name, and the chunks of each normalized title."""
 
-    def __init__(self, texts, metas):
-        cache = Cache("links")
+    def __init__(self, texts, metas, cache=None):
+        cache = cache if cache is not None else Cache("links")
         keys = [Cache.key(LINKS_VERSION, t) for t in texts]
         new = {k: names(t) for k, t in zip(keys, texts) if k not in cache}
         cache.put_many(new.items())

@@ -313,12 +313,13 @@ def test_router_eval_scripted_end_to_end_and_cached(corpus, golden_path, tmp_pat
     with llm.use_model(llm.ScriptedModel(reply)):
         router_eval.main()
     first = json.loads((tmp_path / "r.json").read_text())
-    assert set(first["modes"]) == {"single", "parallel", "iterative"} and (tmp_path / "c.png").stat().st_size > 1000
+    assert set(first["modes"]) == {"single", "chain", "parallel", "iterative"} and (tmp_path / "c.png").stat().st_size > 1000
     assert first["router"]["llm"]["matrix"] == [[1, 2], [0, 3]] and first["router"]["llm"]["accuracy"] == pytest.approx(4 / 6)
     assert 0 <= first["router"]["learned"]["accuracy"] <= 1 and sum(map(sum, first["router"]["learned"]["matrix"])) == 6
     for mode in first["modes"].values():
         assert {"f1", "recall", "llm_calls", "seconds"} <= set(mode) and mode["n"] == 2 and mode["f1"] == 1.0
     assert first["modes"]["iterative"]["llm_calls"] > first["modes"]["single"]["llm_calls"] == 1
+    assert first["modes"]["chain"]["llm_calls"] == 1 and first["modes"]["chain"]["recall"] == 1.0
     assert "multi questions" in capsys.readouterr().out
     monkeypatch.setattr(sys, "argv", argv)
     with llm.use_model(llm.ScriptedModel([])) as idle:  # a rerun answers from the cache: no model call at all
