@@ -1,18 +1,23 @@
 """Week 6: questions no single document answers. Route, decompose, retrieve per hop, answer with citations.
 
     python multihop.py "When does monsoon season happen in the city where India's national physical laboratory is located?"
-    python multihop.py --mode iterative "question"     # force a mode: single, parallel or iterative
+    python multihop.py --mode iterative "question"     # force a mode: single, chain, parallel or iterative
     python multihop.py --router llm "question"         # the LLM router instead of the learned one
+    python multihop.py --hops decompose "question"     # a multi-hop route decomposes instead of chaining
 
 Expected output: the settings, the route (learned router: P(multi), under 1 ms), the sub-questions, each hop
 (query, retrieved chunk ids, hop answer), warnings and fallbacks, the cited answer, its sources and the cost
 (LLM calls, tokens, seconds), then the judge's verdict on each sentence: an answer none of whose sentences its
-sources support is printed as UNVERIFIED, not as the answer (--no-verify skips the judge). 4-5 LLM calls for a two-hop question: ~80 s measured here while other jobs
-shared the 2 cores (RAG_THREADS=1), roughly 20-30 s on idle cores.
+sources support is printed as UNVERIFIED, not as the answer (--no-verify skips the judge). The default route for
+a multi-hop question (chain) makes 1 LLM call before the judge; --hops decompose makes 4-5 for a two-hop
+question: ~80 s measured here while other jobs shared the 2 cores (RAG_THREADS=1), roughly 20-30 s on idle cores.
 
 - Routing lives in router.py: the learned router by default (no model call, ~0.02 ms, 5-fold CV accuracy
   0.947), the LLM router with --router llm (0.750 on 60 items). Without .rag/router.json the first
   smart_answer() fits and saves it (~0.1 s, no embeddings).
+- `chain_answer()` (the smart route for multi-hop questions): one `chain` retrieval (retrieve.py / links.py:
+  hop 2 follows the titles and rare names hop 1's passages mention, no model call), one cited answer: one LLM
+  call. The trace's retrieve step lists each link taken ("S2 reached from S1 via 'corran' (its title)").
 - Decomposition lives in decompose.py: sub-questions with [ANSWER_N] placeholders, cleaned and repaired
   (12 of 50 chains broke before the repairs, 1 after).
 - `multihop_answer()` (parallel): the question and each sub-question (placeholders removed) retrieved on their

@@ -95,3 +95,13 @@ def test_the_page_shows_the_link_taken():
     html = page._source_html({"doc": "tomas-vell", "title": "Tomas Vell", "chunk_id": "tomas-vell#0", "text": "x",
                               "via": {"from": "S1", "kind": "title", "name": "tomas vell"}})
     assert "reached from S1 via &#x27;tomas vell&#x27; (its title)" in html
+
+
+def test_chain_eval_compares_the_variants(corpus, golden_path):
+    import chain_eval
+    items = retrieve.load_golden(golden_path)
+    report = chain_eval.evaluate(items, [2], corpus, "titled")
+    assert set(report["recall"]) == set(chain_eval.VARIANTS) and report["n"] == {"fixture/multi": 3, "multi": 3, "single": 3}
+    r = report["recall"]
+    assert r["chain"]["2"]["multi"] == 1.0 > r["fused"]["2"]["multi"]   # the Edric Vell question needs its link
+    assert all(0 <= v["2"]["single"] <= 1 for v in r.values())

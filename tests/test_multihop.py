@@ -368,3 +368,16 @@ def test_cli_marks_an_answer_its_sources_do_not_support_unverified_scripted(corp
     with llm.use_model(llm.ScriptedModel(replies(answer="New York City", verdict=lambda judged: False))) as m:
         mh.main()
     assert "answer: New York City" in capsys.readouterr().out and not any("verdict" in str(s) for _, s in m.calls)
+
+
+def test_chain_answer_is_one_call_and_its_trace_shows_the_link(corpus, capsys):
+    q = "Who was mayor in 2020 of the town where Edric Vell lived?"
+    with scripted(answer="Ilse Marr") as m:
+        r = mh.chain_answer(q, final_k=2, corpus=corpus)
+    assert r["mode"] == "chain" and len(m.calls) == r["cost"]["calls"] == 1 and r["answer"] == "Ilse Marr"
+    assert [p["doc"] for p in r["passages"]] == ["edric-vell", "corran"]
+    step = steps(r, "retrieve")[0]
+    assert step["method"] == "chain" and step["links"] == ["S2 reached from S1 via 'corran' (its title)"]
+    mh.print_trace(r)
+    out = capsys.readouterr().out
+    assert "hop 0 retrieve (chain)" in out and "\n  S2 reached from S1 via 'corran' (its title)" in out
