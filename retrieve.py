@@ -3,6 +3,7 @@
     python retrieve.py "Who was the first president of the association which published Journal of Psychotherapy Integration?"
     python retrieve.py --eval                      # recall@2,4,10 of every method on golden.json
     python retrieve.py --eval --corpus DIR --golden FILE --k 2,4,10 --json results/retrieval.json
+    python retrieve.py "In which village was the designer of Ashford Bridge born?" --method chain
 
 Expected output of a query (about 8 s, most of it loading the embedding model): the settings, then
 one row per passage: label, chunk id, found by (dense / bm25), fused and per-retriever scores, a snippet.
@@ -18,7 +19,11 @@ The methods (`method=`):
   that matched;
 - `fused` (default): reciprocal rank fusion at chunk level over both top-`depth` lists, one chunk per
   document (a second chunk of a document already shown adds less than a new document), and a guarantee:
-  the best BM25 document (scored by its best chunk) is always represented by that chunk.
+  the best BM25 document (scored by its best chunk) is always represented by that chunk;
+- `chain`: multi-hop without a model call (links.py): hop 1 fused, hop 2 the documents its top passages
+  name (titles, rare shared names), one score over both; a reached passage carries `via` (its seed's label,
+  the link's kind and name) and "link" in found_by. `python retrieve.py "q" --method chain` prints the link
+  under the passage ("S2 reached from S1 via 'corran' (its title)"). `--split dev|test` evaluates one half.
 """
 import argparse
 import json
