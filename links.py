@@ -22,7 +22,7 @@ The constants were chosen on the dev half of golden.json (`split_of`) and report
 results/chain_dev.json. Names are cached per chunk text (.rag/cache/links.jsonl): an index update
 recomputes only new or changed chunks; titles are read from the index's metadata at load, so an added or
 renamed document is linked at once. Not handled: aliases ("JFK" for "John F. Kennedy"), lower-case names,
-more than one step per call (iterative retrieval can call it per hop).
+more than one step per call (three- and four-hop questions get one link step).
 """
 import hashlib
 import math

@@ -325,10 +325,13 @@ def test_page_answers_with_verdict_chips_and_trace_scripted(server, browser, tmp
     verdicts = [c.get_attribute("data-verdict") for c in page.query_selector_all("#answer details.chip")]
     assert verdicts == ["supported", "unsupported", "invalid"] and page.query_selector("#answer [data-uncited]")
     assert "route: smart router ->" in page.inner_text("#trace [data-route]")
-    assert "sub-questions: 1. Who designed Ashford Bridge?" in page.inner_text("#trace")
+    trace = page.inner_text("#trace")   # the smart route chains: the link taken is on the page
+    assert "route: smart router -> chain" in trace and "by chain" in trace
+    assert "reached from S1 via 'tomas vell' (its title)" in trace
     page.click("#answer details.chip >> nth=0")  # click opens the cited chunk
     pop = page.inner_text("#answer details.chip >> nth=0 >> .pop")
     assert "supports the sentence" in pop and "Tomas Vell" in pop and "cited for: Tomas Vell was born in Hartmoor." in pop
+    assert "reached from S1 via 'tomas vell' (its title)" in pop   # the cited chunk says how chain found it
     page.screenshot(path=str(tmp_path / "app_scripted.png"), full_page=True)
     assert (tmp_path / "app_scripted.png").stat().st_size > 10_000
 
