@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum requirements.txt | cut -d' ' -f1)
 QUESTION ?= Indian film photographer Jagdish Mali, known for taking images of various celebrities including Shabana Azmi, is father to which Bollywood actress?
 
-.PHONY: install index demo test bench benchmark app clean
+.PHONY: install native index demo test bench benchmark app clean
 
 $(STAMP): requirements.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -15,10 +15,14 @@ $(STAMP): requirements.txt
 
 install: $(STAMP)
 
+native: install           ## compile llama.cpp (xllamacpp) for this CPU once (~17 min, offline); every script then uses it
+	$(BIN)/python native.py --build
+
 index: install            ## build or update the Chroma index of corpus/ (titled chunks)
 	$(BIN)/python vector_index.py
 
 demo: index               ## the main job: a multi-hop golden question, retrieved, answered, citations verified
+	@$(BIN)/python native.py --hint
 	$(BIN)/python retrieve.py "$(QUESTION)"
 	$(BIN)/python verify_citations.py --ask "$(QUESTION)"
 

@@ -9,6 +9,8 @@ Engines, chosen by environment (never by editing code):
     RAG_GGUF=/path/x.gguf runs another GGUF, checked against RAG_GGUF_SHA256 when that is set (a mismatch
     is refused before loading).
   - RAG_LLM=auto (default): Ollama when it answers within 1 s and has the model, else embedded.
+  - The embedded engine's llama.cpp: the build for this CPU when `make native` made one (native.py), else
+    the prebuilt wheel; RAG_ENGINE_BUILD=wheel|native forces one. engine_info()["build"] says which.
 The embedded engine answers the Ollama REST API through an httpx transport, so callers get the same
 `ollama.ChatResponse` either way; `serve()` / `python llm.py --serve` expose it over HTTP on 127.0.0.1.
 RAG_THREADS overrides the thread count (default: all cores; lower it when another heavy process
@@ -38,6 +40,7 @@ import httpx
 import ollama
 
 import engine
+import native
 from engine import N_CTX, SEED, LLMError  # LLMError is this door's error too
 
 DEFAULT_HOST = "http://127.0.0.1:11434"  # where `ollama serve` listens
@@ -75,6 +78,10 @@ class _Embedded:
             raise LLMError(f"RAG_GGUF={self.gguf} has sha256 {actual}, expected RAG_GGUF_SHA256={want}: "
                            f"the file changed or is not the model you pinned")
         path = Path(self.gguf) if self.gguf else engine.ensure_gguf()
+        try:
+            native.activate()  # the build for this CPU (`make native`) when there is one, else the prebuilt wheel
+        except native.BuildError as e:
+            raise LLMError(str(e)) from None
         import xllamacpp  # only the embedded engine needs it
         params = xllamacpp.CommonParams()
         params.model.path = str(path)
@@ -197,8 +204,12 @@ def _route(model=None):
             route = ({"engine": "ollama", "model": model, "host": host, "gguf": None}, ollama.Client(host))
     if route is None:
         local = _embedded()
+        try:
+            build = native.choose()
+        except native.BuildError as e:
+            raise LLMError(str(e)) from None
         route = ({"engine": "embedded", "model": local.name, "host": "in-process",
-                  "gguf": gguf or str(engine.gguf_path())},
+                  "gguf": gguf or str(engine.gguf_path()), "build": build},
                  ollama.Client("http://in-process", transport=engine.Transport(local)))
     with _STATE_LOCK:
         return _ROUTES.setdefault(key, route)
@@ -327,6 +338,8 @@ def main():
     try:
         info = engine_info()
         print(f"engine {info['engine']}  model {info['model']}  host {info['host']}  gguf {info['gguf']}")
+        if info["engine"] == "embedded":
+            print(f"llama.cpp build {info['build']}: {native.system_info(info['build'])}")
         r = chat(_messages(args.prompt, None), max_tokens=96)
     except LLMError as e:
         raise SystemExit(f"error: {e}")
