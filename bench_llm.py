@@ -145,9 +145,9 @@ def main():
         print(f"{name:48}" + "".join(f"{res['builds'][b][key]:>10{fmt}}" for b in builds)
               + (f"  {res['ratio_native_wheel'][key]:>12.2f}" if "ratio_native_wheel" in res else ""))
     print("answers repeat exactly: " + ", ".join(f"{b} {res['builds'][b]['answers_identical']}" for b in builds))
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(res, indent=1) + "\n")
-    print(f"\nwrote {args.json}")
+    import verify_citations as vc
+    print()
+    vc.write_json(args.json, res)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ questions per source and on single questions. No model call anywhere. The varian
   passages is followed by its best second-hop chunk, then the fused list fills the rest.
 """
 import argparse
-import json
 import sys
 from pathlib import Path
 from unittest.mock import patch
@@ -22,6 +21,7 @@ from unittest.mock import patch
 import numpy as np
 
 import links
+import verify_citations as vc
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, RRF_K, doc_recall, eval_items, fuse, get_retriever
 from vector_index import CorpusError, embed
 
@@ -32,8 +32,8 @@ def mdr(r, question, qvec, k):
     doc = lambda i: r.metas[i]["doc"]
     fused = [i for i, _ in fuse(r.dense(qvec, depth), r.bm25.top(question, depth), doc, depth)]
     seeds = fused[:links.CHAIN_SEEDS]
-    vecs = dict(zip(*(lambda g: (g["ids"], g["embeddings"]))(r.collection.get(ids=[r.ids[s] for s in seeds],
-                                                                                include=["embeddings"]))))
+    got = r.collection.get(ids=[r.ids[s] for s in seeds], include=["embeddings"])
+    vecs = dict(zip(got["ids"], got["embeddings"]))
     order = []
     for s in seeds:
         v = qvec + np.asarray(vecs[r.ids[s]])
@@ -102,9 +102,7 @@ def main():
     for name, by_k in report["recall"].items():
         print(f"{name:20}" + "".join(f"{by_k[k][s]:18.3f}" for k, s in cols))
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=1) + "\n")
-        print(f"wrote {args.json}")
+        vc.write_json(args.json, report)
 
 
 if __name__ == "__main__":

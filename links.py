@@ -87,6 +87,16 @@ def names(text):
     return sorted({k for k in keys if len(k) >= MIN_KEY_CHARS})
 
 
+def describe(via):
+    """How a chain passage was reached, in words: "reached from S1 via 'windhoek' (its title)"."""
+    return f"reached from {via['from']} via {via['name']!r} ({'its title' if via['kind'] == 'title' else 'a shared name'})"
+
+
+def chain_version():
+    """A short hash of everything the chain ranking depends on, for cache keys of results made with it."""
+    return Cache.key(LINKS_VERSION, CHAIN_SEEDS, CHAIN_DEPTH, BM25_WEIGHT, TITLE_BONUS, NAME_BONUS, MAX_LINK_DF)[:12]
+
+
 def split_of(item):
     """'dev' or 'test' for a golden item, from a hash of its id: the same half on every machine."""
     return "dev" if int(hashlib.sha1(item["id"].encode()).hexdigest(), 16) % 2 == 0 else "test"

@@ -338,9 +338,10 @@ def main():
     try:
         info = engine_info()
         print(f"engine {info['engine']}  model {info['model']}  host {info['host']}  gguf {info['gguf']}")
-        if info["engine"] == "embedded":
-            print(f"llama.cpp build {info['build']}: {native.system_info(info['build'])}")
         r = chat(_messages(args.prompt, None), max_tokens=96)
+        if info["engine"] == "embedded":  # loaded now: the build's own system info, no second process
+            import xllamacpp
+            print(f"llama.cpp build {info['build']}: {xllamacpp.get_system_info().strip()}")
     except LLMError as e:
         raise SystemExit(f"error: {e}")
     print("answer:", " ".join(r.message.content.split()))

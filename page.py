@@ -11,6 +11,7 @@ import html
 import json
 from pathlib import Path
 
+import links
 from verify_citations import UNVERIFIED, answer_status
 
 MAX_SOURCE_CHARS = 1500     # of a cited chunk shown in its pop-up
@@ -63,11 +64,7 @@ def _source_html(p):
 
 def _via_html(p):
     """A chain passage's link: ', reached from S1 via 'Windhoek' (its title)'."""
-    v = p.get("via")
-    if not v:
-        return ""
-    kind = "its title" if v.get("kind") == "title" else "a shared name"
-    return f', <span class="via" data-via>reached from {esc(v.get("from"))} via &#x27;{esc(v.get("name"))}&#x27; ({kind})</span>'
+    return f', <span class="via" data-via>{esc(links.describe(p["via"]))}</span>' if p.get("via") else ""
 
 
 def render_answer(result, verdicts, notice=None, dispute=None):

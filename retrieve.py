@@ -299,8 +299,7 @@ def print_passages(passages):
 
 def link_line(p):
     """How a chain passage was reached: "S3 reached from S1 via 'Windhoek' (title)"."""
-    v = p["via"]
-    return f"{p['id']} reached from {v['from']} via {v['name']!r} ({'its title' if v['kind'] == 'title' else 'a shared name'})"
+    return f"{p['id']} {links.describe(p['via'])}"
 
 
 def main():

@@ -34,6 +34,7 @@ import links
 import llm
 import multihop
 import router
+import verify_citations as vc
 from cache import Cache
 from generate import SYSTEM as ANSWER_SYSTEM, generate
 from answers import exact_match, f1
@@ -51,8 +52,7 @@ PROMPTS = {"route": Cache.key(router.ROUTER_SYSTEM)[:12], "single": Cache.key(AN
            "multihop": Cache.key(multihop.VERSION, decompose.DECOMPOSE_SYSTEM, multihop.HOP_SYSTEM,
                                  multihop.ANSWERABLE_SYSTEM, ANSWER_SYSTEM)[:12]}
 
-CHAIN = Cache.key(links.LINKS_VERSION, links.CHAIN_SEEDS, links.CHAIN_DEPTH, links.BM25_WEIGHT, links.TITLE_BONUS,
-                  links.NAME_BONUS, links.MAX_LINK_DF)[:12]   # what the chain mode's retrieval depends on
+CHAIN = links.chain_version()   # what the chain mode's retrieval depends on
 
 
 def fit_logreg(x, y, lam=LAMBDA, iters=30):
@@ -282,9 +282,7 @@ def main():
     if args.json:
         report = {"router": routers, "modes": {m: {**t["all"], "by_source": {k: v for k, v in t.items() if k != "all"}}
                                                for m, t in table.items()}, "settings": {**s, "model": model}}
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=1) + "\n")
-        print(f"wrote {args.json}")
+        vc.write_json(args.json, report)
 
 
 if __name__ == "__main__":
