@@ -44,10 +44,12 @@ import graphrag
 import llm
 import multihop
 import self_rag
+import steps
 import verify_citations
-from page import CSS, render_answer, render_engine, render_status, render_trace
+from page import CSS, render_answer, render_engine, render_live, render_pending, render_status, render_trace
 from generate import check_question
-from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, load_golden
+from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, load_golden, retrieve_chunks
+from router import load_router
 from vector_index import CorpusError, build_index
 
 MAX_QUESTION_CHARS = 1000   # a question, not a document: longer input is refused before it reaches the queue
@@ -86,6 +88,15 @@ def check_input(question):
     return question, notice
 
 
+def warm(corpus, chunker=DEFAULT_CHUNKER):
+    """Load what the first question would otherwise wait for (the embedder, the index, BM25, the chain's links,
+    the learned router), so its first steps show within a second or two; -> seconds taken."""
+    start = time.perf_counter()
+    retrieve_chunks("warm up", 1, corpus=corpus, chunker=chunker, method="chain")
+    load_router()
+    return time.perf_counter() - start
+
+
 def graph_extractor(corpus):
     """The extractor whose graph is built for this corpus ('llm' preferred), or None: GraphRAG is not offered."""
     return next((e for e in graphrag.EXTRACTORS if graphrag.graph_path(corpus, DEFAULT_CHUNKER, e).exists()), None)
@@ -102,7 +113,7 @@ def patterns(corpus):
 # ---- the server ----
 
 _BUSY = threading.Lock()   # one answer at a time through the single engine, whoever asks (page or API)
-_RUNS = []                 # (start, end, RSS MB after) of every answer: the concurrency check reads them
+_RUNS = []                 # (start, end, RSS MB after, first step shown) of every answer: the checks read them
 _NOW = {}                  # the question being answered and since when: the busy notice says so
 
 
@@ -124,7 +135,8 @@ def answer_steps(question, pattern, corpus, choices):
 
         def work():  # any failure becomes a message on the page; the server keeps serving
             try:
-                box["result"] = choices[pattern](question, corpus)
+                with steps.watch() as box["steps"]:  # each step shows on the page as soon as it is appended
+                    box["result"] = choices[pattern](question, corpus)
             except Exception as e:
                 box["error"] = str(e) if isinstance(e, (ValueError, CorpusError, llm.LLMError)) else repr(e)
                 return
@@ -143,17 +155,22 @@ def answer_steps(question, pattern, corpus, choices):
             box["judge"] = cost
         worker = threading.Thread(target=work, daemon=True)
         worker.start()
-        yield render_status(f"{box['stage']}…"), keep, keep
+        yield render_status(f"{box['stage']}…"), render_pending(), render_live([], pattern)  # the last answer goes
+        first_step, shown = None, 0
         try:
             while worker.is_alive():
                 worker.join(POLL_SECONDS)
-                now = llm.stats()
-                yield (render_status(f"{box['stage']}… {now['calls'] - before['calls']} LLM calls, "
-                                     f"{now['prompt_tokens'] + now['completion_tokens'] - before['prompt_tokens'] - before['completion_tokens']:,} "
-                                     f"tokens, {time.time() - start:.0f} s"), keep, keep)
+                now, seen = llm.stats(), list(box.get("steps") or [])
+                first_step = first_step or (time.time() if seen else None)
+                status = render_status(f"{box['stage']}… {now['calls'] - before['calls']} LLM calls, "
+                                       f"{now['prompt_tokens'] + now['completion_tokens'] - before['prompt_tokens'] - before['completion_tokens']:,} "
+                                       f"tokens, {time.time() - start:.0f} s")
+                # the steps so far (route, passages retrieved, hops...), redrawn when one more has come
+                yield status, keep, (render_live(seen, pattern) if len(seen) > shown else keep)
+                shown = max(shown, len(seen))
         finally:
             worker.join()  # a closed page must not let the next question start under a running one
-            _RUNS.append((start, time.time(), memory_mb()[0]))
+            _RUNS.append((start, time.time(), memory_mb()[0], first_step))
             _NOW.clear()
     if "error" in box:
         yield render_status(f"Failed: {box['error']}", "error"), keep, keep
@@ -253,15 +270,16 @@ def concurrency_check(url, questions, pattern=DEFAULT_PATTERN, timeout=1800):
         finished.append({"seconds": round(time.time() - start, 1), "answered": "chip" in answer or "uncited" in answer,
                          "status": re.sub(r"<[^>]+>", "", status)})
     runs = _RUNS[runs_before:]
-    overlap = max((sum(a < e and s < b for s, e, _ in runs) for a, b, _ in runs), default=0)  # live at once, incl. itself
+    overlap = max((sum(a < e and s < b for s, e, *_ in runs) for a, b, *_ in runs), default=0)  # live at once, incl. itself
     rss_after, peak = memory_mb()
     return {"questions": len(questions), "answered": sum(f["answered"] for f in finished),
             "lost": len(questions) - len(finished), "runs_recorded": len(runs), "max_concurrent_runs": overlap,
             "pattern": pattern, "engine": llm.engine_info(), "seconds_total": round(time.time() - start, 1),
             "rss_mb_before": round(rss_before, 1), "rss_mb_after": round(rss_after, 1), "rss_mb_peak": round(peak, 1),
             "per_question": finished,  # seconds: when the client collected each result, in submission order
-            "runs": [{"start_s": round(a - start, 1), "end_s": round(b - start, 1), "rss_mb_after": round(m, 1)}
-                     for a, b, m in runs]}  # server side, in the order the queue ran them
+            "runs": [{"start_s": round(a - start, 1), "end_s": round(b - start, 1), "rss_mb_after": round(m, 1),
+                      "first_step_s": round(f - a, 2) if f else None}  # from the run's start to its first step shown
+                     for a, b, m, f in runs]}  # server side, in the order the queue ran them
 
 
 def main():
@@ -282,6 +300,7 @@ def main():
         sys.exit("app: --port must be 0-65535 and --check-concurrency at least 0")
     try:
         build_index(args.corpus, DEFAULT_CHUNKER, progress=True)  # incremental: ~1 s when nothing changed
+        warm(args.corpus)
         demo = build(args.corpus, args.golden)
         info = llm.engine_info()
         url = launch(demo, args.host, args.port or None, block=False)

@@ -42,6 +42,7 @@ import time
 from pathlib import Path
 
 import llm
+import steps
 import verify_citations as vc
 import web_search
 from verify_citations import fmt, mean
@@ -183,7 +184,7 @@ def rewrite_query(question, trace):
 def crag_answer(question, k=K, web_k=WEB_K, web=None, web_dir=None, refine_knowledge=True,
                 corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER):
     """Question -> generate()-shaped dict plus mode, action, trace, retrieved (corpus and web passages)."""
-    question, trace, start = check_question(question), [], time.perf_counter()
+    question, trace, start = check_question(question), steps.trace(), time.perf_counter()
     web_search.resolve_backend(web)  # an unknown backend fails before any model call
     with llm.counting() as cost:
         hits = retrieve_chunks(question, k, corpus=corpus, chunker=chunker)

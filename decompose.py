@@ -15,6 +15,7 @@ import json
 import re
 
 import llm
+import steps
 from generate import check_question
 from router import shots
 
@@ -71,7 +72,7 @@ def decompose(question, max_parts=MAX_PARTS, trace=None):
     the reply is not JSON. The raw reply and every problem go to `trace`.
     'In which village was the designer of Ashford Bridge born?'
       -> ['Who designed Ashford Bridge?', 'In which village was [ANSWER_1] born?']"""
-    question, trace = check_question(question), trace if trace is not None else []
+    question, trace = check_question(question), steps.trace(trace)
     schema = {"type": "object", "required": ["look_up_first", "sub_questions"], "properties": {
         "look_up_first": {"type": "string", "maxLength": 120},
         "sub_questions": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": max_parts}}}

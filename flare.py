@@ -33,6 +33,7 @@ import re
 import time
 
 import llm
+import steps
 import verify_citations as vc
 from generate import CITE_GROUP, IDK, SYSTEM, check_question, format_sources, is_idk, split_cited, strip_cites
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, retrieve_chunks
@@ -150,7 +151,7 @@ def _seg_step(step, n, seg, threshold):
 def flare_answer(question, k=K, new_k=NEW_K, threshold=THRESHOLD, query_mode="masked", max_retrievals=MAX_RETRIEVALS,
                  max_sentences=MAX_SENTENCES, max_tokens=MAX_TOKENS, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER):
     """Question -> generate()-shaped dict plus mode, trace, retrieved, triggers, threshold (module docstring)."""
-    question, trace, start = check_question(question), [], time.perf_counter()
+    question, trace, start = check_question(question), steps.trace(), time.perf_counter()
     if query_mode not in QUERY_MODES:
         raise ValueError(f"unknown query mode {query_mode!r}: use {' or '.join(QUERY_MODES)}")
     with llm.counting() as cost:

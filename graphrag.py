@@ -25,6 +25,7 @@ from pathlib import Path
 import networkx as nx
 
 import llm
+import steps
 import verify_citations as vc
 from generate import check_question, generate
 from graph_index import (EXTRACT_VERSION, EXTRACTORS, MAX_MATCHED, SEED, build, compare_extractors, cut,
@@ -101,7 +102,7 @@ def _result(result, mode, trace, retrieved, entities, cost, start):
 def local_answer(question, payload, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, k=LOCAL_K, trace=None):
     """Entities named in the question, their neighbours, the chunks they came from; one cited answer.
     Each matched entity gets its own document's best chunk first, then the rest go by BM25."""
-    question, trace, start, g = check_question(question), trace or [], time.perf_counter(), payload["G"]
+    question, trace, start, g = check_question(question), steps.trace(trace), time.perf_counter(), payload["G"]
     with llm.counting() as cost:
         matched = match_entities(question, payload)
         trace.append({"step": "match", "entities": [g.nodes[m]["name"] for m in matched]})
@@ -130,7 +131,7 @@ def global_answer(question, payload, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER,
     summary and its best chunks; reduce: generate() over one source per community. Each sentence's citations
     are traced to communities and through them to the chunks their points came from."""
     import numpy as np
-    question, trace, start, g = check_question(question), trace or [], time.perf_counter(), payload["G"]
+    question, trace, start, g = check_question(question), steps.trace(trace), time.perf_counter(), payload["G"]
     comms = payload["communities"]
     with llm.counting() as cost:
         if "_comm_vecs" not in payload:
@@ -176,7 +177,7 @@ def graph_answer(question, mode="auto", corpus=CORPUS_DIR, chunker=DEFAULT_CHUNK
     """Question -> generate()-shaped dict plus mode, trace, retrieved, entities."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}: choose one of {', '.join(MODES)}")
-    payload, trace = load(corpus, chunker, extractor), []
+    payload, trace = load(corpus, chunker, extractor), steps.trace()
     if mode == "auto":
         mode, why = route(check_question(question), payload)
         trace.append({"step": "route", "mode": mode, "reason": why})

@@ -37,6 +37,7 @@ from itertools import zip_longest
 from pathlib import Path
 
 import llm
+import steps
 import verify_citations as vc
 from decompose import MAX_PARTS, PLACEHOLDER, fill, plan
 from generate import check_question, format_sources, generate, is_idk, print_result as print_answer
@@ -146,7 +147,7 @@ def _finish(result, question, mode, trace, seen, fallback, cost, start):
 
 def single_answer(question, final_k=FINAL_K, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, trace=None, reason=None):
     """One retrieval, one cited answer (generate()), as a multihop-style result; `reason` marks a fallback."""
-    question, trace, start = check_question(question), trace if trace is not None else [], time.perf_counter()
+    question, trace, start = check_question(question), steps.trace(trace), time.perf_counter()
     if reason:
         trace.append({"step": "fallback", "to": "single", "reason": reason})
     with llm.counting() as cost:
@@ -158,7 +159,7 @@ def single_answer(question, final_k=FINAL_K, corpus=CORPUS_DIR, chunker=DEFAULT_
 def chain_answer(question, final_k=FINAL_K, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, trace=None):
     """One `chain` retrieval (hop 2 along the links of hop 1's passages, no model call), one cited answer:
     a multi-hop answer at one LLM call. The trace's retrieve step lists the links taken."""
-    question, trace, start = check_question(question), trace if trace is not None else [], time.perf_counter()
+    question, trace, start = check_question(question), steps.trace(trace), time.perf_counter()
     with llm.counting() as cost:
         passages = _retrieve(question, final_k, 0, trace, corpus, chunker, method="chain")
         result = generate(question, passages=passages)
@@ -169,7 +170,7 @@ def multihop_answer(question, k=HOP_K, final_k=FINAL_K, max_parts=MAX_PARTS, sub
                     corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER):
     """Parallel: the question and each sub-question retrieved on their own, merged, one cited answer.
     final_k=None keeps every merged chunk. `sub_questions` skips decompose() (smart_answer has them)."""
-    question, trace, start = check_question(question), [], time.perf_counter()
+    question, trace, start = check_question(question), steps.trace(), time.perf_counter()
     with llm.counting() as cost:
         subs = plan(question, max_parts, trace) if sub_questions is None else list(sub_questions)
         fallback = None if subs else "no usable decomposition: the question alone was retrieved"
@@ -191,7 +192,7 @@ def iterative_answer(question, max_hops=MAX_PARTS, k=HOP_K, final_k=FINAL_K, sub
     facts answer the question (asked only when no later step waits for an answer); one cited answer, each
     hop's evidence chunk first. A broken chain falls back to single_answer(), the reason in `fallback` and
     the trace. final_k=None keeps every chunk seen."""
-    question, trace, start = check_question(question), [], time.perf_counter()
+    question, trace, start = check_question(question), steps.trace(), time.perf_counter()
     with llm.counting() as cost:
         subs = plan(question, max_hops, trace) if sub_questions is None else list(sub_questions)
         if len(subs) > max_hops:
@@ -241,7 +242,7 @@ def smart_answer(question, router="learned", router_model=None, k=HOP_K, final_k
     ([ANSWER_N]), multihop_answer() when the parts are independent (comparisons).
     The saved learned router was fitted on golden.json: do not score its routing on those questions here
     (router_eval.py scores out-of-fold predictions)."""
-    question, trace, start = check_question(question), [], time.perf_counter()
+    question, trace, start = check_question(question), steps.trace(), time.perf_counter()
     if router not in ("learned", "llm"):
         raise ValueError(f"unknown router {router!r}: choose learned or llm")
     if hops not in HOPS:

@@ -5,6 +5,7 @@ browser, so tests check the markup directly and tests/test_app.py checks it agai
   judge's verdict (supported / unsupported / invalid: an ID the model invented / unchecked), the cited chunk
   and the sentence it backs in the chip's pop-up, uncited sentences marked, then the sources given.
 - render_trace(result, pattern): the route in one line, every trace step in order, then the cost table.
+- render_live(steps, pattern): the steps finished so far, while the pattern works (steps.watch()).
 - render_status(), render_engine(): the status line and the engine line.
 """
 import html
@@ -154,9 +155,13 @@ def route_line(result, pattern):
     return "; ".join(parts)
 
 
+def _steps_html(trace):
+    return "".join(f'<li data-step="{esc(s.get("step"))}">{esc(describe_step(s))}</li>' for s in trace)
+
+
 def render_trace(result, pattern, judge_cost=None, info=None):
     """The trace panel: the route, every step in order, then cost (answer, citation check) and the engine."""
-    steps = "".join(f'<li data-step="{esc(s.get("step"))}">{esc(describe_step(s))}</li>' for s in result.get("trace", []))
+    steps = _steps_html(result.get("trace", []))
     rows = [("answer", result.get("cost") or {})] + ([("citation check", judge_cost)] if judge_cost else [])
     cost = "".join(f"<tr><td>{name}</td><td>{c.get('calls', 0)}</td><td>{c.get('prompt_tokens', 0)}</td>"
                    f"<td>{c.get('completion_tokens', 0)}</td><td>{c.get('seconds', 0):.1f}</td>"
@@ -165,6 +170,17 @@ def render_trace(result, pattern, judge_cost=None, info=None):
     return (f'<div class="trace"><div class="route" data-route>route: {esc(route_line(result, pattern))}</div>'
             f"<ol>{steps}</ol><table><tr><th></th><th>LLM calls</th><th>prompt tok</th><th>completion tok</th>"
             f"<th>LLM s</th><th>wall s</th></tr>{cost}</table>{engine}</div>")
+
+
+def render_pending():
+    return '<div class="answer pending">The answer shows here once it is written and its citations checked.</div>'
+
+
+def render_live(seen, pattern):
+    """The trace panel while the pattern works: the steps finished so far, then a line saying it goes on."""
+    done = _steps_html(seen)
+    return (f'<div class="trace" data-live><div class="route">{esc(pattern)}: {len(seen)} steps so far</div>'
+            f'<ol>{done}</ol><div class="working">working on the next step…</div></div>')
 
 
 def render_engine(info, corpus):

@@ -32,6 +32,7 @@ import re
 import time
 
 import llm
+import steps
 import verify_citations as vc
 from verify_citations import fmt, mean
 from generate import IDK, check_question, format_sources, generate, is_idk
@@ -198,7 +199,7 @@ def retrieval_rounds(question, k, max_rounds, useful_min, corpus, chunker, trace
 def self_rag_answer(question, k=K, max_rounds=MAX_ROUNDS, useful_min=USEFUL_MIN, decide=True,
                     corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER):
     """Question -> generate()-shaped dict plus mode, trace (every verdict), retrieved, retrieval (bool)."""
-    question, trace, start = check_question(question), [], time.perf_counter()
+    question, trace, start = check_question(question), steps.trace(), time.perf_counter()
     with llm.counting() as cost:
         retrieve = decide_retrieval(question, trace) if decide else True
         trace.append({"step": "decide", "retrieve": retrieve, "by": "model" if decide else "always (flag)"})

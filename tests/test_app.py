@@ -28,6 +28,7 @@ import app
 import llm
 import multihop
 import page
+import steps
 import verify_citations
 from generate import IDK
 from conftest import NOT_STATED_REPLY, judge_defers
@@ -234,6 +235,41 @@ def test_handler_streams_progress_and_turns_errors_into_messages(corpus):
     assert 'data-kind="error"' in status and "the engine fell over" in status
 
 
+def test_steps_show_while_the_answer_is_still_being_written(corpus):
+    """The handler yields the route and the retrieved chunks (steps.watch) while the SCRIPTED model holds the answer."""
+    RELEASE.clear()
+    yields = []
+    with scripted():
+        worker = threading.Thread(target=lambda: [yields.append(y) for y in
+                                                  app.answer_steps(f"{Q} {SLOW}", "smart router", corpus, app.patterns(corpus))])
+        worker.start()
+        deadline = time.time() + 30
+        while not any('data-step="retrieve"' in (y[2] or "") for y in list(yields)) and time.time() < deadline:
+            time.sleep(0.05)
+        held = list(yields)
+        RELEASE.set()
+        worker.join(30)
+    live = next(y[2] for y in held if 'data-step="retrieve"' in (y[2] or ""))
+    assert "data-live" in live and 'data-step="route"' in live and "by chain" in live  # route, then chain's passages
+    assert live.index('data-step="route"') < live.index('data-step="retrieve"')
+    assert all('data-kind="done"' not in y[0] for y in held) and "pending" in held[0][1]  # no answer yet, the old one gone
+    assert 'data-kind="done"' in yields[-1][0] and "data-live" not in yields[-1][2]  # then the full trace replaces it
+
+
+def test_trace_publishes_to_the_watching_thread_only():
+    with steps.watch() as seen:
+        t = steps.Trace()
+        t.append({"step": "route"})
+        other = threading.Thread(target=lambda: steps.Trace().append({"step": "elsewhere"}))
+        other.start(), other.join()
+        with steps.watch() as inner:  # a nested watch takes the steps, then the outer one watches again
+            t.append({"step": "inner"})
+        t.append({"step": "retrieve"})
+    t.append({"step": "after"})
+    assert [s["step"] for s in seen] == ["route", "retrieve"] and [s["step"] for s in inner] == ["inner"]
+    assert t == [{"step": s} for s in ("route", "inner", "retrieve", "after")] and steps.trace(t) is t
+
+
 def test_busy_notice_while_another_question_runs(corpus):
     RELEASE.clear()
     with scripted():
@@ -349,6 +385,10 @@ def test_page_bad_input_busy_model_and_keeps_serving_scripted(server, browser):
     page.fill("#question textarea", f"{Q} {SLOW}")
     page.click("#ask")
     page.wait_for_function("document.querySelector('#status').innerText.includes('retrieving')", timeout=30_000)
+    # while the model still holds the answer, the page already shows the route and the passages retrieved
+    page.wait_for_selector('#trace [data-live] li[data-step="retrieve"]', timeout=30_000)
+    assert "route: multi-hop" in page.inner_text("#trace") and "by chain" in page.inner_text("#trace")
+    assert not page.query_selector("#answer details.chip") and "pending" in page.inner_html("#answer")
     other.fill("#question textarea", Q)
     other.click("#ask")
     other.wait_for_function("document.querySelector('#status').innerText.includes('busy')", timeout=10_000)
