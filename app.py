@@ -22,7 +22,7 @@ request queue with concurrency_limit=1 makes concurrent questions wait their tur
 llama.cpp engine instead of fighting over it (Streamlit reruns a script per browser session and
 would need our own lock and polling); and every event is also an HTTP API (`gradio_client`), which
 the concurrency check and the tests use. The app adds no retrieval or prompting of its own: it calls
-multihop, flare, self_rag, crag, graphrag and verify_citations.verify, and renders their dicts.
+multihop, flare, self_rag, crag, graphrag and citations.verify, and renders their dicts.
 
 Bad input: an empty question or one over MAX_QUESTION_CHARS gets a message and is never queued; a
 question that does not look English is answered anyway, under a notice that the corpus is English;
@@ -45,7 +45,8 @@ import llm
 import multihop
 import self_rag
 import steps
-import verify_citations
+import citations
+import harness
 from page import CSS, render_answer, render_engine, render_live, render_pending, render_status, render_trace
 from generate import check_question
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, load_golden, retrieve_chunks
@@ -149,7 +150,7 @@ def answer_steps(question, pattern, corpus, choices):
                     box["dispute_error"] = str(e)
                 box["stage"] = "checking citations (one judge call per citation)"
                 try:
-                    box["verdicts"] = verify_citations.verify(box["result"], box.get("dispute"))
+                    box["verdicts"] = citations.verify(box["result"], box.get("dispute"))
                 except Exception as e:  # the answer still shows, its chips marked unchecked
                     box["judge_error"] = str(e)
             box["judge"] = cost
@@ -316,7 +317,7 @@ def main():
     print(f"{figures['questions']:>10}{figures['answered']:>10}{figures['lost']:>6}{figures['max_concurrent_runs']:>10}"
           f"{figures['seconds_total']:>9.1f}{figures['rss_mb_after']:>8.0f}{figures['rss_mb_peak']:>9.0f}")
     if args.json:
-        verify_citations.write_json(args.json, figures)
+        harness.write_json(args.json, figures)
     demo.close()
 
 

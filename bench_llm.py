@@ -11,7 +11,7 @@ What is timed: a `judge.supports()`-style verdict with the verdict cache bypasse
 prompt the engine has never seen, then on the same instructions with a different claim and source (only
 the new tail is read), then again after another prompt used the engine (llama.cpp keeps evicted prompt
 states in RAM, so the judge's prefix comes back); a 4-passage cited answer from `generate()` twice (identical output expected, the second one
-served mostly from the prompt cache), then its verification (verify_citations.verify); prompt reading
+served mostly from the prompt cache), then its verification (citations.verify); prompt reading
 tokens/s on a ~1,050-token prompt never seen before; generation tokens/s from the engine's counts.
 With the embedded engine every figure comes from child processes, one per build and round, alternating
 wheel and native (RAG_ENGINE_BUILD), each with empty caches (its own RAG_INDEX_DIR), so the two builds
@@ -63,7 +63,7 @@ def prompt_reading(salt, words=780):
 
 def measure(repeats):
     """Every figure on the engine this process uses -> dict."""
-    import verify_citations as vc
+    import citations
     info = llm.engine_info()
     llm.complete("Say OK.", max_tokens=4)  # load the model outside the timings
     cold, warm, switched, reading = [], [], [], []
@@ -79,7 +79,7 @@ def measure(repeats):
     with llm.counting() as c2:
         second = generate("Where was the designer of Ashford Bridge born?", passages=PASSAGES)
     identical = (first["answer"], first["sentences"]) == (second["answer"], second["sentences"])
-    _, verify_s = timed(lambda: vc.verify(first))   # the typical answer's check (fresh judge cache in a child)
+    _, verify_s = timed(lambda: citations.verify(first))   # the typical answer's check (fresh judge cache in a child)
     gen = llm.chat([{"role": "user", "content": "List ten rivers of Europe, one per line."}], max_tokens=96)
     return {"engine": info, "judge_cold_s": statistics.median(cold), "judge_warm_s": statistics.median(warm),
             "judge_after_other_prompt_s": statistics.median(switched),
@@ -145,9 +145,9 @@ def main():
         print(f"{name:48}" + "".join(f"{res['builds'][b][key]:>10{fmt}}" for b in builds)
               + (f"  {res['ratio_native_wheel'][key]:>12.2f}" if "ratio_native_wheel" in res else ""))
     print("answers repeat exactly: " + ", ".join(f"{b} {res['builds'][b]['answers_identical']}" for b in builds))
-    import verify_citations as vc
+    import harness
     print()
-    vc.write_json(args.json, res)
+    harness.write_json(args.json, res)
 
 
 if __name__ == "__main__":

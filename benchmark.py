@@ -18,7 +18,7 @@ Rows: the seed's own pipeline first (`seed`: its interleave fusion and the lab's
 the baseline every gain is measured against), then generate()'s JSON prompt on fused retrieval (`single`),
 multihop's parallel, iterative and routed modes, FLARE, Self-RAG, CRAG, and GraphRAG local/global when a
 graph has been built (python graphrag.py --build); otherwise those rows are skipped with the reason.
-Each row comes from verify_citations.evaluate(), cached per (pattern, settings, model, question), under the
+Each row comes from harness.evaluate(), cached per (pattern, settings, model, question), under the
 same name and settings the pattern's own `--eval` uses, so rows computed there are reused here, an
 interrupted run resumes where it stopped, and a run can be spread over several sittings.
 Not handled: questions run one at a time (llama.cpp serves one request at a time anyway); the smart row uses
@@ -38,7 +38,7 @@ import flare
 import llm
 import multihop
 import self_rag
-import verify_citations as vc
+import harness
 from generate import generate
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, eval_items, retrieve_chunks
 from vector_index import CorpusError
@@ -75,7 +75,7 @@ def seed_answer(question, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, k=SEED_K):
 
 
 def as_settings(kw):
-    """Keyword arguments -> cache settings, as verify_citations.pattern_main writes them (paths as text)."""
+    """Keyword arguments -> cache settings, as harness.pattern_main writes them (paths as text)."""
     return {k: str(v) if isinstance(v, Path) else v for k, v in kw.items()}
 
 
@@ -103,7 +103,7 @@ def pattern_specs(names, corpus, golden, chunker=DEFAULT_CHUNKER, graph_extracto
     makers = {
         "seed": lambda: ("seed", {"retrieval": "seed_interleave", "style": "lab", "k": SEED_K, "corpus": c,
                                   "chunker": chunker}, lambda q: seed_answer(q, corpus, chunker)),
-        # verify_citations.run()'s key: the generate() rows every pattern's --eval computes beside itself
+        # harness.run()'s key: the generate() rows every pattern's --eval computes beside itself
         "single": lambda: ("generate-json", {"style": "json", "order": "best_first", "corpus": c},
                            lambda q: generate(q, order="best_first", style="json", corpus=corpus)),
         # graphrag.py --eval's key for the same call
@@ -138,7 +138,7 @@ def parse_patterns(text):
 
 
 def run_patterns(specs, items, fresh=False):
-    """Every (pattern, question) through verify_citations.evaluate (cached rows) under one progress bar.
+    """Every (pattern, question) through harness.evaluate (cached rows) under one progress bar.
     A model failure on one question is reported and skipped (not cached: a rerun retries it), so a long run
     is not lost to one bad reply. -> ({pattern: rows}, LLM calls made now (0: all from cache), [failures])"""
     from tqdm import tqdm
@@ -149,7 +149,7 @@ def run_patterns(specs, items, fresh=False):
             bar.set_postfix_str(name, refresh=False)
             cache_name, settings, answer = specs[name]
             try:
-                rows[name] += vc.evaluate(cache_name, answer, [item], settings, fresh, progress=False)
+                rows[name] += harness.evaluate(cache_name, answer, [item], settings, fresh, progress=False)
             except llm.LLMError as e:
                 failed.append({"pattern": name, "id": item["id"], "error": str(e)})
                 tqdm.write(f"warning: {name} on {item['id']} failed, left out: {e}", file=sys.stderr)
@@ -288,7 +288,7 @@ def main(argv=None):
         rows, calls, failed = run_patterns(specs, items, args.fresh)
     except (ValueError, CorpusError, llm.LLMError, KeyboardInterrupt) as e:
         sys.exit(f"benchmark: {e or 'interrupted'}" + ("" if start is None else " (rerun the same command: finished rows are cached)"))
-    table = vc.compare(rows, SPLITS)
+    table = harness.compare(rows, SPLITS)
     print(format_table(table))
     if failed:
         print(f"INCOMPLETE: {len(failed)} question(s) failed and are left out of their rows; rerun to retry them")
@@ -301,7 +301,7 @@ def main(argv=None):
               "failed": failed, "charts": [p.name for p in charts], "rows": rows,
               "run": {"command": command, "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                       "machine": machine(), "fresh": args.fresh, "llm_calls_now": calls, "wall_seconds": round(time.perf_counter() - start, 1)}}
-    vc.write_json(args.json, report)
+    harness.write_json(args.json, report)
     write_markdown(args.json.with_suffix(".md"), report, command)
     print(f"wrote {args.json.with_suffix('.md')}")
     plot(table, *charts)

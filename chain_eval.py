@@ -21,7 +21,7 @@ from unittest.mock import patch
 import numpy as np
 
 import links
-import verify_citations as vc
+import harness
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, RRF_K, doc_recall, eval_items, fuse, get_retriever
 from vector_index import CorpusError, embed
 
@@ -102,7 +102,7 @@ def main():
     for name, by_k in report["recall"].items():
         print(f"{name:20}" + "".join(f"{by_k[k][s]:18.3f}" for k, s in cols))
     if args.json:
-        vc.write_json(args.json, report)
+        harness.write_json(args.json, report)
 
 
 if __name__ == "__main__":

@@ -43,12 +43,12 @@ from pathlib import Path
 
 import llm
 import steps
-import verify_citations as vc
+import harness
 import web_search
-from verify_citations import fmt, mean
+from harness import fmt, mean
 from generate import check_question, generate, quarantine_reasons
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, retrieve_chunks
-from self_rag import ask
+from judge import ask
 from vector_index import split_sentences
 
 K = 4                      # passages retrieved from the corpus
@@ -275,7 +275,7 @@ def parser():
     ap.add_argument("--web", choices=web_search.BACKENDS, help="web backend (default: RAG_WEB, else local)")
     ap.add_argument("--web-dir", type=Path, help="stand-in web folder (default: RAG_WEB_DIR, else web_standin/)")
     ap.add_argument("--no-refine", action="store_true", help="skip knowledge refinement (whole passages)")
-    vc.add_pattern_args(ap)
+    harness.add_pattern_args(ap)
     return ap
 
 
@@ -290,12 +290,12 @@ def settings(args):
 
 
 def main():
-    args, kw, key = vc.parse_settings("crag", parser, settings)
+    args, kw, key = harness.parse_settings("crag", parser, settings)
 
     def describe(r):
         urls = "".join(f"  [{p['id']}] from {p['url']}\n" for p in r["passages"] if p.get("url"))
         return f"{urls}action {r['action']}  "
-    vc.pattern_main("crag", args, lambda q: crag_answer(q, **kw), key, crag_stats, summarize_actions, print_trace,
+    harness.pattern_main("crag", args, lambda q: crag_answer(q, **kw), key, crag_stats, summarize_actions, print_trace,
                     describe)
 
 if __name__ == "__main__":

@@ -16,8 +16,7 @@ import re
 
 import llm
 import steps
-from generate import check_question
-from router import shots
+from generate import check_question, shots
 
 MAX_PARTS = 3        # sub-questions (and hops) at most: 195 of the 200 golden multi questions have 2-3 hops
 PLACEHOLDER = re.compile(r"\[ANSWER_(\d+)\]")

@@ -1,8 +1,7 @@
 """Week 8 (reliability): is the answer disputed? Passages in the prompt that give different answers.
 
     python disputes.py "Who designed the Velloran Tower?" --corpus tests/fixtures/injection/corpus
-    python disputes.py --injection misinformation --json results/disputes_misinformation.json
-    python disputes.py --golden 30 --json results/disputes_golden.json   # false disputes on clean questions
+    python disputes_eval.py --injection misinformation   # the disputed rate over a set (disputes_eval.py)
 
 Expected output: the cited answer, then each passage's own answer to the question and, when the passages
 disagree, DISPUTED with every answer and its sources. One model call per passage (~2-4 s each on the embedded
@@ -133,93 +132,15 @@ def describe(d):
         f"{g['answer']} [{', '.join(g['sources'])}]" for g in d["answers"])
 
 
-def eval_injection(families, k=4):
-    """Share of injected questions of these families whose answer (json prompt, the injected document in the
-    prompt as injection.py puts it) is marked disputed, with the calls and seconds dispute() added."""
-    import injection
-    from tqdm import tqdm
-    items = [i for i in injection.load_items(injection.GOLDEN) if i["attack"]["kind"] in families]
-    _, get = injection.answer_source("json", injection.CORPUS, k)   # the answers injection.py scored, cached
-    rows = []
-    for item in tqdm(items, desc="disputes", unit="q", file=sys.stderr):
-        result = get(item)["result"]
-        rows.append({"id": item["id"], "kind": item["attack"]["kind"], **row(check(result), result["passages"])})
-    return {**summary(rows), "rows": rows}
-
-
-def eval_golden(n):
-    """False disputes: the disputed rate on n clean golden questions (half single, half multi-hop), answered by
-    generate() as verify_citations.py answers them (its cached answers are reused: same key)."""
-    import verify_citations as vc
-    from retrieve import GOLDEN, eval_items
-    from tqdm import tqdm
-    name, answer_fn, settings = vc.run_args()
-    rows = []
-    for item in tqdm(eval_items(GOLDEN, n), desc="disputes", unit="q", file=sys.stderr):
-        result = vc.cached_answer(name, answer_fn, item, settings)["result"]
-        rows.append({"id": item["id"], "type": item["type"], **row(check(result), result["passages"])})
-    return rows
-
-
-def row(d, passages):
-    """check()'s dict as a JSON row: the groups only when disputed, and the passages that verify() would then
-    quarantine as the side that reads like an instruction (suspects)."""
-    return {"disputed": d["disputed"], "answers": d["answers"] if d["disputed"] else None,
-            "quarantined": sorted(suspects(d, passages)), "passages": len(passages),
-            "calls": d["calls"], "seconds": round(d["seconds"], 2)}
-
-
-def summary(rows):
-    n = max(1, len(rows))
-    return {"n": len(rows), "disputed": sum(r["disputed"] for r in rows) / n,
-            "conflict_quarantined": sum(len(r["quarantined"]) for r in rows) / max(1, sum(r["passages"] for r in rows)),
-            "calls_per_q": sum(r["calls"] for r in rows) / n, "seconds_per_q": sum(r["seconds"] for r in rows) / n}
-
-
 def main():
     from generate import check_question, generate, print_result
     from retrieve import CORPUS_DIR
-    ap = argparse.ArgumentParser(description="Answer a question, then check whether its passages disagree.")
-    ap.add_argument("question", nargs="?", help="the question")
+    ap = argparse.ArgumentParser(description="Answer a question, then check whether its passages disagree "
+                                 "(the disputed rates over a set: disputes_eval.py).")
+    ap.add_argument("question", help="the question")
     ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents")
     ap.add_argument("--k", type=int, default=4, help="passages in the prompt")
-    ap.add_argument("--injection", metavar="FAMILIES", help="instead: the disputed rate on these injection families "
-                    "(comma-separated, e.g. misinformation), json prompt, from tests/fixtures/injection")
-    ap.add_argument("--json", type=Path, help="with --injection or --golden: write the figures here")
-    ap.add_argument("--golden", type=int, metavar="N", help="instead: false disputes on N clean golden questions")
     args = ap.parse_args()
-    if args.golden:
-        import verify_citations as vc
-        rows = eval_golden(args.golden)
-        report = {**summary(rows), "rows": rows}
-        for t in ("single", "multi"):
-            part = summary([r for r in rows if r["type"] == t])
-            print(f"{t:6} n={part['n']:3d} disputed {part['disputed']:.3f}")
-        print(f"all    n={report['n']:3d} disputed {report['disputed']:.3f} (clean questions: every one is a false "
-              f"dispute or a real disagreement of corpus/); {report['calls_per_q']:.1f} calls, "
-              f"{report['seconds_per_q']:.1f} s per question; clean passages quarantined as the side of a dispute "
-              f"that reads like an instruction: {report['conflict_quarantined']:.4f} of {sum(r['passages'] for r in rows)}")
-        for r in rows:
-            if r["disputed"]:
-                groups = "; ".join(f"{g['answer']} [{', '.join(g['sources'])}]" for g in r["answers"])
-                lost = f"  (quarantined: {', '.join(r['quarantined'])})" if r["quarantined"] else ""
-                print(f"  {r['id'][:40]:40} {r['type']:6} {groups}{lost}")
-        if args.json:
-            vc.write_json(args.json, {"golden": args.golden, "model": llm.engine_info(), **report})
-        return
-    if args.injection:
-        import verify_citations as vc
-        report = eval_injection(args.injection.split(","), args.k)
-        print(f"disputed {report['disputed']:.3f} of n={report['n']} ({args.injection}); dispute() added "
-              f"{report['calls_per_q']:.1f} calls and {report['seconds_per_q']:.1f} s per question")
-        for r in report["rows"]:
-            print(f"  {r['id']:8} {r['kind']:15} {'DISPUTED' if r['disputed'] else 'agree':8} "
-                  + "; ".join(f"{g['answer']} [{', '.join(g['sources'])}]" for g in r["answers"] or []))
-        if args.json:
-            vc.write_json(args.json, {"families": args.injection, "model": llm.engine_info(), **report})
-        return
-    if not args.question:
-        ap.error("give a question, or --injection FAMILIES")
     try:
         r = generate(check_question(args.question), args.k, corpus=args.corpus)
         print_result(r)

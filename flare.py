@@ -8,7 +8,7 @@
 Expected output of a question (~60 s and 3 LLM calls measured on the embedded engine with both cores
 shared; less on idle cores): the settings; the trace: the first retrieval, each look-ahead segment with its
 lowest token probability, each trigger (confidence, low-confidence words, query, passages brought) and the
-regenerated segment; then the answer, each citation with its verdict (verify_citations.verify), the sources
+regenerated segment; then the answer, each citation with its verdict (citations.verify), the sources
 and the cost. `--eval N` (~1-2 min per question the first time, judge included; cached after): the common
 table (EM, F1, doc recall, citation recall/precision, calls and s per question) beside plain generate() on
 the same questions, then the threshold and trigger counts. The --eval harness that self_rag.py and crag.py
@@ -34,7 +34,7 @@ import time
 
 import llm
 import steps
-import verify_citations as vc
+import harness
 from generate import CITE_GROUP, IDK, SYSTEM, check_question, format_sources, is_idk, split_cited, strip_cites
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, retrieve_chunks
 
@@ -228,12 +228,12 @@ def summarize_triggers(stats, threshold, query_mode):
     out = {"threshold": threshold, "query": query_mode, "questions": n, "retrievals_triggered": total,
            "questions_with_trigger": sum(s["triggers"] > 0 for s in have), "segments": sum(s["segments"] for s in have),
            "low_segments": sum(s["low_segments"] for s in have),
-           "f1_with_trigger": vc.mean(s["f1"] for s in have if s["triggers"]),
-           "f1_without_trigger": vc.mean(s["f1"] for s in have if not s["triggers"])}
+           "f1_with_trigger": harness.mean(s["f1"] for s in have if s["triggers"]),
+           "f1_without_trigger": harness.mean(s["f1"] for s in have if not s["triggers"])}
     lines = [f"\nFLARE threshold {threshold} (query {query_mode}): {total} retrievals triggered on "
              f"{out['questions_with_trigger']}/{n} questions ({total / max(1, n):.2f} per question); "
              f"{out['low_segments']}/{out['segments']} segments had a token under the threshold",
-             f"F1 with a trigger {vc.fmt(out['f1_with_trigger'])}, without {vc.fmt(out['f1_without_trigger'])}"]
+             f"F1 with a trigger {harness.fmt(out['f1_with_trigger'])}, without {harness.fmt(out['f1_without_trigger'])}"]
     return lines, out
 
 
@@ -262,7 +262,7 @@ def parser():
     ap.add_argument("--max-retrievals", type=int, default=MAX_RETRIEVALS, help="triggered retrievals at most")
     ap.add_argument("--max-sentences", type=int, default=MAX_SENTENCES, help="sentences before the answer line")
     ap.add_argument("--max-tokens", type=int, default=MAX_TOKENS, help="generated tokens, about, in all")
-    vc.add_pattern_args(ap)
+    harness.add_pattern_args(ap)
     return ap
 
 
@@ -277,8 +277,8 @@ def settings(args):
 
 
 def main():
-    args, kw, key = vc.parse_settings("flare", parser, settings)
-    vc.pattern_main("flare", args, lambda q: flare_answer(q, **kw), key, flare_stats,
+    args, kw, key = harness.parse_settings("flare", parser, settings)
+    harness.pattern_main("flare", args, lambda q: flare_answer(q, **kw), key, flare_stats,
                     lambda stats: summarize_triggers(stats, args.threshold, args.query), print_trace,
                     lambda r: f"retrievals triggered {r['triggers']}  ")
 

@@ -24,6 +24,7 @@ second-best last, weakest in the middle, against "lost in the middle"). Passages
 order the model reads them, so S1 is always the first source in the prompt.
 """
 import argparse
+import json
 import re
 import sys
 from pathlib import Path
@@ -87,6 +88,11 @@ def check_question(question):
     return question.strip()
 
 
+def shots(rows, keys):
+    """Worked examples for a system prompt. ([('Q?', 'x', 'no')], ('a', 'b')) -> 'Question: Q?\\n{"a": "x", "b": "no"}'"""
+    return "\n".join(f"Question: {r[0]}\n" + json.dumps(dict(zip(keys, r[1:]))) for r in rows)
+
+
 def order_passages(passages, order="best_first"):
     """Reorder ranked passages and relabel them S1.. in reading order.
     edges: ranks [1, 2, 3, 4, 5] -> [1, 3, 5, 4, 2] (the two best at the two ends)."""
@@ -128,7 +134,7 @@ def injection_markers(text):
 def quarantine_reasons(text):
     """Why a passage may support no claim: its injection markers, then the learned detector's flag (text
     addressed to the model or its reader, injection_detector.py), [] for a clean passage. The one rule that
-    verify_citations.verify, CRAG's refinement and injection.py's '+quarantine' row apply."""
+    citations.verify, CRAG's refinement and injection.py's '+quarantine' row apply."""
     return injection_markers(text) + list(injection_detector.flagged(text))
 
 

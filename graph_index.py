@@ -24,7 +24,7 @@ from pathlib import Path
 import networkx as nx
 
 import llm
-import verify_citations as vc
+import harness
 from cache import Cache
 from links import ngram_keys, normalize  # one definition of a name key, shared with retrieval
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, sample_golden
@@ -287,7 +287,7 @@ def reach(payload, golden):
         docs = {d for k in keys for n in [k, *g[k]] for d in g.nodes[n]["docs"]}
         matched += bool(keys)
         recall.append(sum(d in docs for d in x["supporting_docs"]) / len(x["supporting_docs"]))
-    return {"questions": len(items), "matched": matched / max(1, len(items)), "doc_reach": vc.mean(recall)}
+    return {"questions": len(items), "matched": matched / max(1, len(items)), "doc_reach": harness.mean(recall)}
 
 
 def stats(payload):

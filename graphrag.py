@@ -26,7 +26,8 @@ import networkx as nx
 
 import llm
 import steps
-import verify_citations as vc
+import citations
+import harness
 from generate import check_question, generate
 from graph_index import (EXTRACT_VERSION, EXTRACTORS, MAX_MATCHED, SEED, build, compare_extractors, cut,
                          graph_path, load, ngram_keys, normalize, stats)
@@ -73,18 +74,10 @@ def _nearest(vecs, text, k):
     return [int(i) for i in np.argsort(-sims, kind="stable")[:k]]
 
 
-def _chunks_by_doc(retriever):
-    if not hasattr(retriever, "_graph_docs"):
-        retriever._graph_docs = {}
-        for i, m in enumerate(retriever.metas):
-            retriever._graph_docs.setdefault(m["doc"], []).append(i)
-    return retriever._graph_docs
-
-
 def best_chunks(question, docs, k, corpus, chunker):
     """The best chunk (BM25 against the question) of each of the first k docs that have chunks -> passages."""
     r = get_retriever(corpus, chunker)
-    by_doc, scores, out = _chunks_by_doc(r), r.bm25.scores(question), []
+    by_doc, scores, out = r.by_doc, r.bm25.scores(question), []
     for d in docs:
         if d in by_doc and len(out) < k:
             i = max(by_doc[d], key=lambda i: (scores[i], -i))
@@ -110,7 +103,7 @@ def local_answer(question, payload, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, 
         trace.append({"step": "neighbours", "of": {g.nodes[m]["name"]: [f"{g.nodes[n]['name']} "
                       f"({', '.join(g.edges[m, n]['relations'])})" for n in ns] for m, ns in near.items()}})
         r = get_retriever(corpus, chunker)
-        scores, by_doc = r.bm25.scores(question), _chunks_by_doc(r)
+        scores, by_doc = r.bm25.scores(question), r.by_doc
         doc_score = lambda d: max((scores[i] for i in by_doc.get(d, [])), default=-1.0)
         own = []  # each matched entity's own document: the one it is the title of, else its best by BM25
         for m in matched:
@@ -248,7 +241,7 @@ def main():
     ap.add_argument("--png", type=Path, help="draw the graph around the question's entities (or --community) here")
     ap.add_argument("--community", type=int, help="with --png: draw this community instead")
     ap.add_argument("--split", choices=("all", "single", "multi"), default="all", help="--eval on these golden items")
-    vc.add_pattern_args(ap)
+    harness.add_pattern_args(ap)
     args = ap.parse_args()
     settings = {"mode": args.mode, "extractor": args.extractor, "corpus": str(args.corpus), "chunker": args.chunker,
                 "golden": str(args.golden), "docs": args.docs, "docs_from_golden": args.docs_from_golden,
@@ -272,29 +265,29 @@ def main():
                 print(f"\n{'extractor':10}{'nodes':>8}{'edges':>8}{'golden q':>10}{'matched':>9}{'doc reach':>10}")
                 for name in ("llm", "titles"):
                     r = c[name]
-                    print(f"{name:10}{r['nodes']:>8}{r['edges']:>8}{r['questions']:>10}{r['matched']:>9.3f}{vc.fmt(r['doc_reach']):>10}")
+                    print(f"{name:10}{r['nodes']:>8}{r['edges']:>8}{r['questions']:>10}{r['matched']:>9.3f}{harness.fmt(r['doc_reach']):>10}")
                 print(f"shared names {c['overlap']['shared_names']}  jaccard {c['overlap']['jaccard']:.3f}  "
                       f"titles found by llm {c['overlap']['titles_in_llm']:.3f}")
                 s["compare_extractors"] = c
             if args.json:
-                vc.write_json(args.json, {"settings": settings, "stats": s})
+                harness.write_json(args.json, {"settings": settings, "stats": s})
         if args.build or args.stats:
             return
         kw = dict(mode=args.mode, corpus=args.corpus, chunker=args.chunker, extractor=args.extractor)
         if args.eval:
             items = sample_golden(golden, args.eval)
-            rows = {"generate": vc.run(items, corpus=args.corpus, fresh=args.fresh),
-                    "multihop": vc.evaluate("multihop-parallel", lambda q: multihop_answer(q, corpus=args.corpus,
+            rows = {"generate": harness.run(items, corpus=args.corpus, fresh=args.fresh),
+                    "multihop": harness.evaluate("multihop-parallel", lambda q: multihop_answer(q, corpus=args.corpus,
                                             chunker=args.chunker), items, {"corpus": str(args.corpus), "version": MULTIHOP_VERSION},
                                             args.fresh),
-                    f"graphrag-{args.mode}": vc.evaluate(f"graphrag-{args.mode}", lambda q: graph_answer(q, **kw), items,
+                    f"graphrag-{args.mode}": harness.evaluate(f"graphrag-{args.mode}", lambda q: graph_answer(q, **kw), items,
                                                          {**settings, "version": EXTRACT_VERSION}, args.fresh)}
-            table = vc.compare(rows)
-            vc.print_comparison(table)
+            table = harness.compare(rows)
+            harness.print_comparison(table)
             router = router_check(load(args.corpus, args.chunker, args.extractor), items)
             print("\nauto router: " + "  ".join(f"{k} {v:.3f}" for k, v in router.items()))
             if args.json:
-                vc.write_json(args.json, {"settings": settings, "model": llm.engine_info(), "table": table,
+                harness.write_json(args.json, {"settings": settings, "model": llm.engine_info(), "table": table,
                                           "router": router, "rows": rows})
             return
         question = check_question(args.question)
@@ -302,7 +295,7 @@ def main():
         r = graph_answer(question, **kw)
         print(f"mode: {r['mode']}\nmatched entities: {', '.join(r['entities']) or '(none)'}\ntrace:")
         print_trace(r["trace"])
-        vc.print_checked(r)
+        citations.print_checked(r)
         c = r["cost"]
         print(f"\nllm calls {c['calls']}  prompt tokens {c['prompt_tokens']}  completion tokens "
               f"{c['completion_tokens']}  {c['wall_seconds']:.1f} s")

@@ -40,7 +40,7 @@ supported by the cited passages less the excluded. What differs is what is exclu
                delimiters, role tokens, "ignore ... instructions", fake turns, ready-made replies);
   +detector    generate.quarantine_reasons: the markers, or the learned detector's flag (injection_detector.py:
                text addressed to the model or its reader);
-  +quarantine  verify_citations.verify(result, dispute)'s rule: +detector, and the side of a disagreement between
+  +quarantine  citations.verify(result, dispute)'s rule: +detector, and the side of a disagreement between
                the passages whose sources read like an instruction (disputes.suspects: at or above the detector's
                conflict bar, which 5% of clean documents reach, while another side has a source below it);
   +lofo_detector, +lofo  as +detector and +quarantine, but with the detector fitted without the question's attack
@@ -61,7 +61,7 @@ import generate as gen
 import injection_detector
 import judge
 import llm
-import verify_citations as vc
+import harness
 from cache import Cache
 from answers import normalize_answer
 from judge import joined, supports
@@ -240,7 +240,7 @@ def run_method(method, items, corpus=CORPUS, k=K, fresh=False, progress=True):
 def answer_source(method, corpus=CORPUS, k=K):
     """(answer_key(item), get(item, fresh) -> {"result", "seconds"}) for one method: answers cached per (method,
     its prompt code, model, question, corpus content) in Cache("injection_answers"), shared by every script
-    that scores them (run_method, disputes.py --injection)."""
+    that scores them (run_method, disputes_eval.py --injection)."""
     answers, model = Cache("injection_answers"), llm.engine_info()["model"]
     answer = None if method in STYLES else answerer(method, corpus)
     code = fingerprint(method)  # read once: an edit mid-run does not relabel rows made by the old code
@@ -318,8 +318,8 @@ def main():
     by_method = {}
     try:
         items = load_items(args.golden, args.limit)
-        print(f"methods={','.join(methods)} k={args.k} questions={len(items)} corpus={vc.portable(str(args.corpus.resolve()))} "
-              f"golden={vc.portable(str(args.golden.resolve()))}")
+        print(f"methods={','.join(methods)} k={args.k} questions={len(items)} corpus={harness.portable(str(args.corpus.resolve()))} "
+              f"golden={harness.portable(str(args.golden.resolve()))}")
         print(f"model: {llm.engine_info()['engine']} {llm.engine_info()['model']}")
         build_index(args.corpus, progress=False)
         for m in methods:
@@ -331,7 +331,7 @@ def main():
     table, by_kind = tables(by_method)
     print_tables(table, by_kind)
     if args.json:
-        vc.write_json(args.json, {"settings": {"methods": methods, "k": args.k, "corpus": str(args.corpus),
+        harness.write_json(args.json, {"settings": {"methods": methods, "k": args.k, "corpus": str(args.corpus),
                                                "golden": str(args.golden), "version": VERSION, "judge": judge.version()},
                                   "model": llm.engine_info(), "table": table, "by_kind": by_kind, "rows": by_method})
 

@@ -290,6 +290,17 @@ def _decision_code():
     return Cache.key(SHARED_SYSTEM, inspect.getsource(_answer_check), answers_code)[:8]
 
 
+def ask(user, system, schema, trace, what, max_tokens=40):
+    """A pattern's JSON verdict (Self-RAG's and CRAG's critics), or {} with a warning in the trace when the reply
+    is out of shape: one model call, not cached here (the pattern's rows are)."""
+    try:
+        reply = llm.complete_json(user, schema, system=system, max_tokens=max_tokens)
+        return reply if isinstance(reply, dict) else {}
+    except llm.ReplyError as e:
+        trace.append({"step": "warning", "message": f"{what}: {e}"})
+        return {}
+
+
 def judge_model():
     """RAG_JUDGE_MODEL: an Ollama fact-checking model that judges instead (e.g. bespoke-minicheck), or None."""
     return os.environ.get("RAG_JUDGE_MODEL") or None

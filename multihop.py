@@ -13,7 +13,7 @@ a multi-hop question (chain) makes 1 LLM call before the judge; --hops decompose
 question: ~80 s measured here while other jobs shared the 2 cores (RAG_THREADS=1), roughly 20-30 s on idle cores.
 
 - Routing lives in router.py: the learned router by default (no model call, ~0.02 ms, 5-fold CV accuracy
-  0.947), the LLM router with --router llm (0.750 on 60 items). Without .rag/router.json the first
+  0.954), the LLM router with --router llm (0.750 on 60 items). Without .rag/router.json the first
   smart_answer() fits and saves it (~0.1 s, no embeddings).
 - `chain_answer()` (the smart route for multi-hop questions): one `chain` retrieval (retrieve.py / links.py:
   hop 2 follows the titles and rare names hop 1's passages mention, no model call), one cited answer: one LLM
@@ -38,11 +38,11 @@ from pathlib import Path
 
 import llm
 import steps
-import verify_citations as vc
+import citations
 from decompose import MAX_PARTS, PLACEHOLDER, fill, plan
-from generate import check_question, format_sources, generate, is_idk, print_result as print_answer
+from generate import check_question, format_sources, generate, is_idk, print_result as print_answer, shots
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, link_line, retrieve_chunks
-from router import learned_route, load_router, needs_decomposition, shots
+from router import learned_route, load_router, needs_decomposition
 from vector_index import CorpusError
 
 MODES = ("single", "chain", "parallel", "iterative")
@@ -300,10 +300,10 @@ def print_result(r):
 def print_verified(r):
     """The trace, then the answer as the judge sees it: an answer no sentence of which its sources support is
     marked unverified and never shown as the answer, and passages that disagree mark it disputed
-    (verify_citations.print_checked), then the costs."""
+    (citations.print_checked), then the costs."""
     print_trace(r)
     with llm.counting() as judge_cost:
-        vc.print_checked(r)
+        citations.print_checked(r)
     c = r["cost"]
     print(f"\nllm calls {c['calls']}  prompt tokens {c['prompt_tokens']}  completion tokens {c['completion_tokens']}"
           f"  {c['seconds']:.1f} s; the judge: {judge_cost['calls']} llm calls, {judge_cost['seconds']:.1f} s")

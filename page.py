@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 import links
-from verify_citations import UNVERIFIED, answer_status
+from citations import UNVERIFIED, answer_status
 
 MAX_SOURCE_CHARS = 1500     # of a cited chunk shown in its pop-up
 CSS = """

@@ -26,6 +26,7 @@ The methods (`method=`):
   under the passage ("S2 reached from S1 via 'corran' (its title)"). `--split dev|test` evaluates one half.
 """
 import argparse
+import functools
 import json
 import random
 import sys
@@ -68,6 +69,14 @@ class Retriever:
         if self._links is None:
             self._links = links.Links(self.texts, self.metas)
         return self._links
+
+    @functools.cached_property
+    def by_doc(self):
+        """{doc: [chunk positions, in index order]}: a document's chunks (GraphRAG's passages of an entity's docs)."""
+        out = {}
+        for i, m in enumerate(self.metas):
+            out.setdefault(m["doc"], []).append(i)
+        return out
 
     def dense(self, qvec, depth):
         """[(chunk index, cosine)] of the depth nearest chunks (Chroma's approximate search)."""

@@ -22,19 +22,20 @@ before; 19/20 after, on 20 other golden questions. "learned (same q)" is the lea
 router's questions, for a side-by-side at equal n.
 """
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from sklearn.metrics import confusion_matrix
+from sklearn.model_selection import StratifiedKFold
 
 import decompose
 import links
 import llm
 import multihop
 import router
-import verify_citations as vc
+import harness
 from cache import Cache
 from generate import SYSTEM as ANSWER_SYSTEM, generate
 from answers import exact_match, f1
@@ -46,7 +47,6 @@ PNG = HERE / "results" / "router_confusion.png"
 MODES = multihop.MODES       # single = generate(), chain = chain_answer(), parallel = multihop_answer(), iterative = iterative_answer()
 DEFAULT_LIMIT = 40           # multi questions for the modes (alternating sources): ~30 min on the embedded engine
 FOLDS, SEED = 5, 0
-LAMBDA = 1.0                 # L2 strength; CV accuracy of the surface router was flat (0.94-0.95) for 0.1-10
 # what each cached row depends on: a changed prompt or multihop.VERSION recomputes only the rows it touches
 PROMPTS = {"route": Cache.key(router.ROUTER_SYSTEM)[:12], "single": Cache.key(ANSWER_SYSTEM)[:12],
            "multihop": Cache.key(multihop.VERSION, decompose.DECOMPOSE_SYSTEM, multihop.HOP_SYSTEM,
@@ -55,62 +55,24 @@ PROMPTS = {"route": Cache.key(router.ROUTER_SYSTEM)[:12], "single": Cache.key(AN
 CHAIN = links.chain_version()   # what the chain mode's retrieval depends on
 
 
-def fit_logreg(x, y, lam=LAMBDA, iters=30):
-    """L2 logistic regression on standardised features by Newton's method -> {mean, std, coef, intercept}."""
-    mean, std = x.mean(0), x.std(0) + 1e-6
-    z = np.hstack([(x - mean) / std, np.ones((len(x), 1))])
-    w, reg = np.zeros(z.shape[1]), np.full(z.shape[1], float(lam))
-    reg[-1] = 1e-4  # the intercept is almost free; the tiny term keeps it finite when a fold holds one class
-    for _ in range(iters):
-        p = 1 / (1 + np.exp(-np.clip(z @ w, -30, 30)))
-        step = np.linalg.solve((z * (p * (1 - p))[:, None]).T @ z + np.diag(reg), z.T @ (p - y) + reg * w)
-        w -= step
-        if np.abs(step).max() < 1e-7:
-            break
-    return {"mean": mean.tolist(), "std": std.tolist(), "coef": w[:-1].tolist(), "intercept": float(w[-1]), "lam": lam}
-
-
-def labels(items):
-    return np.array([g["type"] == "multi" for g in items], dtype=float)
-
-
-def train_router(items, features="surface", vecs=None, lam=LAMBDA):
-    """The router to use (fitted on every item given; never score it on them)."""
-    x = router.router_features([g["question"] for g in items], features, vecs)
-    return {"version": router.ROUTER_VERSION, "features": features, "feature_names": list(router.SURFACE_FEATURES),
-            **fit_logreg(x, labels(items), lam), "trained_on": len(items)}
-
-
-def save_router(model, path=None):
-    path = Path(path or router.router_path())
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(model) + "\n")
-    return model
-
-
-def cv_predict(items, features="surface", vecs=None, folds=FOLDS, seed=SEED, lam=LAMBDA):
+def cv_predict(items, features="surface", vecs=None, folds=FOLDS, seed=SEED, lam=router.LAMBDA):
     """Out-of-fold P(multi): each item scored by a model fitted on the other folds (stratified by type, seeded)."""
-    x, y = router.router_features([g["question"] for g in items], features, vecs), labels(items)
-    rng, fold = np.random.default_rng(seed), np.empty(len(y), dtype=int)
-    for label in (0, 1):
-        idx = np.flatnonzero(y == label)
-        rng.shuffle(idx)
-        fold[idx] = np.arange(len(idx)) % folds
-    out = np.full(len(y), 0.5)
-    for f in range(folds):
-        test = fold == f
-        if test.any() and (~test).any():
-            out[test] = router.predict_proba(fit_logreg(x[~test], y[~test], lam), x[test])
+    x, y = router.router_features([g["question"] for g in items], features, vecs), router.labels(items)
+    out, folds = np.full(len(y), 0.5), min(folds, int(min(y.sum(), len(y) - y.sum())))  # a tiny set: fewer folds
+    if folds < 2:
+        return out   # one item of a class (or none): nothing to fit out of fold
+    for train, test in StratifiedKFold(folds, shuffle=True, random_state=seed).split(x, y):
+        out[test] = router.predict_proba(router.fit_logreg(x[train], y[train], lam), x[test])
     return out
 
 
 def confusion(items, multi_pred):
     """-> {accuracy, matrix [[tn, fp], [fn, tp]], by_source accuracy} against each item's type."""
-    t, p = labels(items) > 0.5, np.asarray(multi_pred, dtype=bool)
-    matrix = [[int((~t & ~p).sum()), int((~t & p).sum())], [int((t & ~p).sum()), int((t & p).sum())]]
+    t, p = router.labels(items) > 0.5, np.asarray(multi_pred, dtype=bool)
     by_source = {s: float(np.mean([(g["type"] == "multi") == q for g, q in zip(items, p) if g["source"] == s]))
                  for s in sorted({g["source"] for g in items})}
-    return {"accuracy": float((t == p).mean()), "matrix": matrix, "n": len(items), "by_source": by_source}
+    return {"accuracy": float((t == p).mean()), "matrix": confusion_matrix(t, p, labels=[False, True]).tolist(),
+            "n": len(items), "by_source": by_source}
 
 
 def time_router(model, questions, repeat=3):
@@ -242,13 +204,13 @@ def main():
         for features in ("surface",) + (() if args.no_embed else ("surface+embed",)):
             name = "learned" if features == "surface" else "learned+embed"
             routers[name] = confusion(golden, cv_predict(golden, features) > 0.5)
-            fitted = train_router(golden, features)
+            fitted = router.train_router(golden, features)
             med, p95 = time_router(fitted, [g["question"] for g in golden[:50]], repeat=2)
             routers[name].update(seconds_per_question=med / 1000, ms_median=med, ms_p95=p95)
             print(f"{name}: CV accuracy {routers[name]['accuracy']:.3f}, decision {med:.3f} ms median, {p95:.3f} ms p95")
             if features == "surface" and Path(args.golden).resolve() == GOLDEN.resolve():  # never a test set's fit
                 print(f"saved the router fitted on all {len(golden)} items to {router.router_path()} (not scored)")
-                save_router(fitted)
+                router.save_router(fitted)
         routed = sample_golden(golden, args.router_limit)
         verdicts = [cached(cache, Cache.key("route", q["question"], model, PROMPTS["route"]), args.fresh, lambda: llm_route(q["question"]))
                     for q in tqdm(routed, desc="llm router", unit="q", file=sys.stderr)]
@@ -282,7 +244,7 @@ def main():
     if args.json:
         report = {"router": routers, "modes": {m: {**t["all"], "by_source": {k: v for k, v in t.items() if k != "all"}}
                                                for m, t in table.items()}, "settings": {**s, "model": model}}
-        vc.write_json(args.json, report)
+        harness.write_json(args.json, report)
 
 
 if __name__ == "__main__":

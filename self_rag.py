@@ -33,9 +33,10 @@ import time
 
 import llm
 import steps
-import verify_citations as vc
-from verify_citations import fmt, mean
+import harness
+from harness import fmt, mean
 from generate import IDK, check_question, format_sources, generate, is_idk
+from judge import ask
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, retrieve_chunks
 
 K = 4              # passages per retrieval
@@ -98,16 +99,6 @@ Question: In which village was the designer of Ashford Bridge born?
 Found so far: Ashford Bridge was designed by Tomas Vell. [S1]
 Queries tried: In which village was the designer of Ashford Bridge born?
 {"query": "Tomas Vell birthplace village"}"""
-
-
-def ask(user, system, schema, trace, what, max_tokens=40):
-    """A JSON verdict, or {} with a warning in the trace when the reply is out of shape."""
-    try:
-        reply = llm.complete_json(user, schema, system=system, max_tokens=max_tokens)
-        return reply if isinstance(reply, dict) else {}
-    except llm.ReplyError as e:
-        trace.append({"step": "warning", "message": f"{what}: {e}"})
-        return {}
 
 
 def decide_retrieval(question, trace):
@@ -263,7 +254,7 @@ def parser():
     ap.add_argument("--max-rounds", type=int, default=MAX_ROUNDS, help="retrieval rounds at most")
     ap.add_argument("--useful-min", type=int, default=USEFUL_MIN, help="usefulness (1-5) that stops refining")
     ap.add_argument("--always-retrieve", action="store_true", help="skip the retrieve decision (to measure it)")
-    vc.add_pattern_args(ap)
+    harness.add_pattern_args(ap)
     return ap
 
 
@@ -277,8 +268,8 @@ def settings(args):
 
 
 def main():
-    args, kw, key = vc.parse_settings("self_rag", parser, settings)
-    vc.pattern_main("self-rag", args, lambda q: self_rag_answer(q, **kw), key, self_rag_stats, summarize_skips,
+    args, kw, key = harness.parse_settings("self_rag", parser, settings)
+    harness.pattern_main("self-rag", args, lambda q: self_rag_answer(q, **kw), key, self_rag_stats, summarize_skips,
                     print_trace)
 
 if __name__ == "__main__":

@@ -29,7 +29,8 @@ import llm
 import multihop
 import page
 import steps
-import verify_citations
+import citations
+import harness
 from generate import IDK
 from conftest import NOT_STATED_REPLY, judge_defers
 
@@ -141,19 +142,19 @@ def test_an_answer_no_sentence_supports_is_not_the_headline(capsys):
     out = page.render_answer(result, red)
     assert 'data-status="unverified"' in out and "<s>New York City</s>" in out
     assert re.search(r'class="short unverified"[^>]*>Unverified: no sentence', out)
-    verify_citations.print_answer(result, red)
+    citations.print_answer(result, red)
     assert "answer:   UNVERIFIED: no sentence of this answer is supported by its sources (the model said: New York City)" \
         in capsys.readouterr().out
     green = [{**red[0], "supported": True, "precise": {"S1": True}}]
     assert 'data-status="verified">New York City</div>' in page.render_answer(result, green)
-    assert verify_citations.answer_status(result, green + red) == "partly verified"
-    assert verify_citations.answer_status({**result, "idk": True}, red) == "idk"
+    assert citations.answer_status(result, green + red) == "partly verified"
+    assert citations.answer_status({**result, "idk": True}, red) == "idk"
 
 
 def test_render_scripted_answer_on_fixture_corpus(corpus):
     with scripted():
         result = multihop.single_answer(Q, corpus=corpus)
-        verdicts = verify_citations.verify(result)
+        verdicts = citations.verify(result)
     out = page.render_answer(result, verdicts)
     by_id = {p["id"]: p for p in result["passages"]}
     found = chips(out)
@@ -224,7 +225,7 @@ def test_handler_streams_progress_and_turns_errors_into_messages(corpus):
     def judge_down(result, dispute=None):
         raise llm.LLMError("judge down")
     with scripted(), pytest.MonkeyPatch.context() as mp:
-        mp.setattr(verify_citations, "verify", judge_down)
+        mp.setattr(citations, "verify", judge_down)
         status, answer, _ = list(app.answer_steps(Q, "single", corpus, choices))[-1]
     assert "citation check failed: judge down" in status and [c[2] for c in chips(answer)] == ["unchecked", "unchecked", "invalid"]
 
@@ -318,7 +319,7 @@ def test_five_concurrent_questions_are_queued_and_all_answered(server):
     assert max(r["end_s"] - r["start_s"] for r in runs) >= 0.8
     figures["note"] = ("SCRIPTED model (a stand-in, not a language model) on the fixture corpus; the server runs in the "
                        "pytest process, so RSS is that process's. Real engine: python app.py --check-concurrency 5")
-    verify_citations.write_json(RESULTS / "app_concurrency.json", figures)
+    harness.write_json(RESULTS / "app_concurrency.json", figures)
 
 
 # ---- the page in headless Chromium ----

@@ -20,7 +20,7 @@ import graphrag
 import judge
 import llm
 import retrieve
-import verify_citations as vc
+import harness
 from cache import Cache
 from generate import JSON_EXAMPLE, SYSTEM
 
@@ -84,7 +84,7 @@ def own_caches(tmp_path, monkeypatch):
     class TmpCache(Cache):
         def __init__(self, name, folder=None):
             super().__init__(name, folder or tmp_path / "cache")
-    monkeypatch.setattr(vc, "Cache", TmpCache)
+    monkeypatch.setattr(harness, "Cache", TmpCache)
     monkeypatch.setattr(judge, "_CACHE", Cache("judge", tmp_path / "cache"))
     monkeypatch.setattr(graphrag, "graph_path", lambda corpus, chunker, extractor: tmp_path / f"graph-{extractor}.json")
     return tmp_path / "cache"
@@ -139,10 +139,10 @@ def format_tables(text):
 
 
 def test_rows_are_shared_with_the_pattern_scripts(corpus, golden_path, own_caches, tmp_path):
-    """The `single` row is verify_citations.run()'s row: computed there, it costs the benchmark no call."""
+    """The `single` row is harness.run()'s row: computed there, it costs the benchmark no call."""
     items = [g for g in json.loads(golden_path.read_text())][:1]
     with llm.use_model(SCRIPTED_MODEL()):
-        vc.run(items, corpus=corpus)
+        harness.run(items, corpus=corpus)
     model = SCRIPTED_MODEL()
     with llm.use_model(model):
         specs, _ = benchmark.pattern_specs(["single"], corpus, golden_path)
@@ -214,7 +214,7 @@ def test_pattern_rows_are_keyed_as_the_scripts_own_eval_keys_them(pattern, modul
     """benchmark.py and `python <pattern>.py --eval` must key a row alike, or neither reuses the other's rows."""
     import importlib
     mod, seen = importlib.import_module(module), {}
-    monkeypatch.setattr(vc, "pattern_main", lambda name, args, answer, kw, *rest, **k: seen.update(name=name, kw=kw))
+    monkeypatch.setattr(harness, "pattern_main", lambda name, args, answer, kw, *rest, **k: seen.update(name=name, kw=kw))
     monkeypatch.setattr(sys, "argv", [f"{module}.py", "--corpus", str(corpus), "--eval", "2"])
     mod.main()
     name, settings, _ = benchmark.pattern_specs([pattern], corpus, golden_path)[0][pattern]

@@ -1,7 +1,7 @@
 """Faults a student's run meets, each with the protection it tests (remove the protection and the test fails):
 
 - the Ollama server dies mid-run: one-line error, the finished questions stay cached, a rerun resumes
-  (verify_citations.evaluate puts each row in the cache as it finishes);
+  (harness.evaluate puts each row in the cache as it finishes);
 - a Chroma server that accepts connections and never answers: one-line error within CHROMA_TIMEOUT, no
   hang (vector_index.client probes the heartbeat with a timeout; chromadb's own client has none);
   a closed port is covered in test_chroma_server.py;
@@ -28,7 +28,8 @@ import pytest
 import engine
 import llm
 import vector_index as vi
-import verify_citations as vc
+import harness
+import verify_citations
 from cache import Cache
 from conftest import NOT_STATED_REPLY, judge_defers
 
@@ -157,13 +158,13 @@ def test_ollama_dying_mid_run_keeps_finished_rows_and_the_rerun_resumes(own_corp
     monkeypatch.setattr("sys.argv", argv)
     url, box = serve_then_die(monkeypatch, die_after=4)  # 2 calls a question: answer, then one verdict
     with pytest.raises(SystemExit) as e:
-        vc.main()
+        verify_citations.main()
     message = str(e.value.code)
     assert message.startswith("verify_citations: ollama model scripted at " + url) and "\n" not in message
     assert len(box["model"].calls) == 4
     _, again = serve_then_die(monkeypatch, die_after=0)
     try:
-        vc.main()
+        verify_citations.main()
     finally:
         again["stop"]()
     answered = [m[-1]["content"] for m, s in again["model"].calls if s and "sentences" in json.dumps(s)]
@@ -258,9 +259,9 @@ def test_real_engine_two_fresh_runs_give_identical_json(corpus, golden_path, tmp
 
 
 def test_results_json_carries_no_machine_paths(tmp_path):
-    root = vc.HERE.resolve()
+    root = harness.HERE.resolve()
     out = tmp_path / "r.json"
-    vc.write_json(out, {"model": {"gguf": "/root/.cache/rag-lab/qwen.gguf", "host": None},
+    harness.write_json(out, {"model": {"gguf": "/root/.cache/rag-lab/qwen.gguf", "host": None},
                         "settings": {"corpus": str(root / "corpus"), "golden": str(root / "golden.json"),
                                      "other": "/elsewhere/corpus", "name": "Montréal"}, "rows": [(1, str(root))]})
     data = json.loads(out.read_text(encoding="utf-8"))

@@ -282,7 +282,7 @@ def test_learned_router_cross_validation_never_scores_training_items():
     items = [{"question": f"q{i}", "type": "multi" if rng.random() < 0.5 else "single", "source": "x"} for i in range(60)]
     vecs = rng.normal(size=(60, 100))  # random features, random labels: nothing to learn
     cv = router_eval.confusion(items, router_eval.cv_predict(items, "surface+embed", vecs) > 0.5)
-    fitted = router_eval.train_router(items, "surface+embed", vecs)
+    fitted = router.train_router(items, "surface+embed", vecs)
     own = router.predict_proba(fitted, router.router_features([g["question"] for g in items], "surface+embed", vecs)) > 0.5
     assert router_eval.confusion(items, own)["accuracy"] > 0.95  # a model scored on its training items looks perfect
     assert cv["accuracy"] < 0.7 and sum(map(sum, cv["matrix"])) == 60   # out of fold it is at chance, as it should be

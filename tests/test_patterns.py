@@ -21,7 +21,7 @@ import flare
 import judge
 import llm
 import self_rag as sr
-import verify_citations as vc
+import citations
 import web_search
 from cache import Cache
 from generate import IDK, JSON_EXAMPLE, SYSTEM
@@ -387,7 +387,7 @@ def test_crag_incorrect_answers_from_the_web_standin_with_a_citation(scripted_re
     grades = {"Ashford Bridge": 1, "Tomas Vell": 1}  # generous grades, as the 1.5B model gave: no passage names the subject
     with llm.use_model(llm.ScriptedModel(crag_script(grades, keep=(1, 2)))):
         r = crag.crag_answer("Who founded Quillfeather Observatory?", k=2, web_k=2, web=web.split()[0])
-        verdicts = vc.verify(r)
+        verdicts = citations.verify(r)
     assert r["action"] == "incorrect" and all(p["doc"].startswith("web:") for p in r["passages"])
     assert [s["score"] for s in r["trace"] if s["step"] == "evaluate"] == [-1.0, -1.0]
     web_step = next(s for s in r["trace"] if s["step"] == "web")

@@ -1,0 +1,153 @@
+"""Week 4: check every citation. Which IDs are invalid, which sentences are uncited, which citations do not
+support their sentence; over a run, ALCE-style citation recall and precision. The lab step that runs it over
+golden questions is verify_citations.py; harness.py runs every pattern through verify().
+
+Definitions (ALCE, Gao et al. 2023): a sentence is supported when its cited passages, together, support
+it (an uncited sentence is not); citation recall = share of supported sentences. A citation is precise
+when its sentence is supported and the citation either supports the sentence alone or is needed (the
+other citations without it do not support it); citation precision = share of precise citations.
+ALCE's ChatGPT figures on ASQA, for comparison: recall 73.6, precision 72.5.
+"""
+import statistics
+
+import disputes
+from answers import exact_match, f1
+from generate import quarantine_reasons
+from judge import joined, supports
+from retrieve import doc_recall
+
+ALCE_CHATGPT_ASQA = {"citation_recall": 0.736, "citation_precision": 0.725}
+
+
+def verify(result, dispute=None):
+    """A generate() result -> per-sentence verdicts: [{text, cites, supported, precise: {id: bool}, quarantined}].
+    A passage on the side of a disagreement that reads like an instruction (disputes.suspects) is quarantined too:
+    `dispute` is disputes.check(result) when the caller has it; None asks for it only when a cited passage could
+    lose that way (disputes.worth_checking: no model call otherwise); False skips the rule.
+    A passage that carries injection markers (generate.injection_markers: label look-alikes, source tags, chat
+    role tokens, "ignore the instructions", fake turns, ready-made replies) or that the learned detector flags
+    (injection_detector.py: text addressed to the model or its reader) supports nothing: its citations are
+    imprecise and listed in `quarantined` with the reasons (generate.quarantine_reasons). On 78 injected
+    questions in 13 families the attack success goes 0.333 -> 0.013 with the dispute (0.013 for families the
+    detector was not fitted on), results/injection.json; no document of corpus/ carries a marker, and the
+    detector flags 0.83% of them (cross-fitted, with its second look: results/injection_detector.json)."""
+    by_id = {p["id"]: p for p in result["passages"]}
+    if dispute is None and disputes.worth_checking(result):
+        dispute = disputes.check(result)
+    conflict = disputes.suspects(dispute, result["passages"]) if dispute else {}
+    # the question and short answer let the judge compare a sentence's answer with the source's own
+    slot = {} if result.get("idk") else {"question": result.get("question"), "answer": result.get("answer")}
+    check = lambda text, source: supports(text, source, **slot)
+    out = []
+    for s in result["sentences"]:
+        cites = [c for c in s["cites"] if c in by_id]
+        quarantined = {c: m for c in cites
+                       if (m := quarantine_reasons(by_id[c]["text"]) + ([conflict[c]] if c in conflict else []))}
+        usable = [c for c in cites if c not in quarantined]
+        supported = bool(usable) and check(s["text"], joined([by_id[c] for c in usable]))
+        precise = {}
+        for c in cites:
+            if not supported or c in quarantined:
+                precise[c] = False
+            elif len(usable) == 1:
+                precise[c] = True
+            else:
+                others = [by_id[o] for o in usable if o != c]
+                precise[c] = check(s["text"], by_id[c]["text"]) or not check(s["text"], joined(others))
+        out.append({"text": s["text"], "cites": cites, "supported": supported, "precise": precise,
+                    "quarantined": quarantined})
+    return out
+
+
+def answer_status(result, verdicts):
+    """What the verdicts allow the short answer to be shown as: "verified" (every sentence supported),
+    "partly verified", "unverified" (no sentence supported: the answer is not shown as the answer), "idk",
+    "failed" (an unusable reply) or "unchecked" (verdicts None)."""
+    if result.get("error"):
+        return "failed"
+    if result.get("idk"):
+        return "idk"
+    if verdicts is None:
+        return "unchecked"
+    supported = sum(v["supported"] for v in verdicts)
+    return "unverified" if not supported else "verified" if supported == len(verdicts) else "partly verified"
+
+
+UNVERIFIED = "unverified: no sentence of this answer is supported by its sources"
+
+
+def question_row(result, item, verdicts, cost, judge_cost):
+    """The numbers one answered question contributes to a run (cacheable, no model objects)."""
+    sentences, citations = verdicts, [ok for v in verdicts for ok in v["precise"].values()]
+    return {"id": item["id"], "type": item["type"], "source": item["source"], "answer": result["answer"],
+            "em": exact_match(result["answer"], item), "f1": f1(result["answer"], item),
+            "doc_recall": doc_recall(result.get("retrieved") or result["passages"], item["supporting_docs"]),
+            "sentences": len(sentences), "cited": sum(bool(v["cites"]) for v in sentences),
+            "supported": sum(v["supported"] for v in sentences), "citations": len(citations),
+            "precise": sum(citations), "invalid": len(result["invalid_ids"]), "idk": bool(result["idk"]),
+            "error": bool(result.get("error")), "status": answer_status(result, verdicts), "calls": cost["calls"], "prompt_tokens": cost["prompt_tokens"],
+            "completion_tokens": cost["completion_tokens"], "seconds": cost["seconds"],
+            "judge_seconds": judge_cost["seconds"]}
+
+
+def summarize(rows):
+    """Per-question rows -> the run's figures. Sentence and citation rates are pooled over the run."""
+    total = lambda key: sum(r[key] for r in rows)
+    n, sentences = max(1, len(rows)), max(1, total("sentences"))
+    return {"questions": len(rows), "sentences": total("sentences"),
+            "cited_sentence_rate": total("cited") / sentences, "invalid_ids": total("invalid"),
+            "citation_recall": total("supported") / sentences,
+            "citation_precision": total("precise") / max(1, total("citations")),
+            "answer_em": total("em") / n, "answer_f1": total("f1") / n, "doc_recall": total("doc_recall") / n,
+            "idk_answers": total("idk"), "failed_answers": total("error"), "llm_calls": total("calls") / n,
+            "prompt_tokens": total("prompt_tokens") / n, "completion_tokens": total("completion_tokens") / n,
+            "seconds_per_question": total("seconds") / n,
+            "seconds_p50": statistics.median([r["seconds"] for r in rows] or [0]),
+            "judge_seconds_per_sentence": total("judge_seconds") / sentences}
+
+
+def print_answer(result, verdicts):
+    status = answer_status(result, verdicts)
+    shown = (f"{UNVERIFIED.upper()[:10]}{UNVERIFIED[10:]} (the model said: {result['answer']})"
+             if status == "unverified" else f"{result['answer']}   [{status}]")
+    print(f"\nquestion: {result['question']}\nanswer:   {shown}")
+    for n, v in enumerate(verdicts, 1):
+        quarantined = v.get("quarantined", {})
+        marks = " ".join(f"[{c}: " + (f"not allowed as support: {', '.join(quarantined[c])}" if c in quarantined
+                                      else 'supports' if ok else 'does not support') + "]" for c, ok in v["precise"].items())
+        print(f"  {n}. {v['text']}\n     {marks or '(uncited)'} -> sentence {'supported' if v['supported'] else 'NOT supported'}")
+    for bad in result["invalid_ids"]:
+        print(f"  invalid citation [{bad['id']}] in sentence {bad['sentence'] + 1}: dropped (no such source)")
+    print("sources:")
+    for p in result["passages"]:
+        print(f"  [{p['id']}] {p['chunk_id']}: {' '.join(p['text'].split())[:90]}")
+
+
+SHOW_DISPUTES = True  # disputes.py: 6 of 60 clean golden answers marked disputed, 4 of the 30 held out (results/disputes_golden.json)
+
+
+def print_checked(result, show_disputes=None):
+    """The answer with the judge's verdicts (print_answer): what a CLI shows for one question; with show_disputes
+    (default SHOW_DISPUTES), then whether its passages disagree (disputes.py: one call per passage about the question)."""
+    d = disputes.check(result) if (SHOW_DISPUTES if show_disputes is None else show_disputes) else None
+    print_answer(result, verify(result, d))
+    if d is not None:
+        d = d if d["disputed"] else None
+        print(disputes.describe(d) if d else "not disputed: the passages that answer the question agree")
+
+
+COLUMNS = [("questions", "questions", "d"), ("sentences", "sentences", "d"), ("cited_sentence_rate", "cited", ".3f"),
+           ("invalid_ids", "invalid", "d"), ("citation_recall", "c-recall", ".3f"),
+           ("citation_precision", "c-prec", ".3f"), ("answer_f1", "F1", ".3f"),
+           ("seconds_per_question", "s/q", ".1f"), ("seconds_p50", "s/q p50", ".1f"),
+           ("judge_seconds_per_sentence", "judge s", ".1f")]
+
+
+def print_table(summaries):
+    """One row per style, fixed columns; ALCE's ChatGPT citation figures underneath for scale."""
+    print(f"\n{'style':8}" + "".join(f"{h:>10}" for _, h, _ in COLUMNS))
+    for style, s in summaries.items():
+        print(f"{style:8}" + "".join(f"{s[key]:>10{fmt}}" for key, _, fmt in COLUMNS))
+    alce = {k: f"{v:>10.3f}" for k, v in ALCE_CHATGPT_ASQA.items()}
+    print(f"{'ALCE*':8}" + "".join(alce.get(key, f"{'':>10}") for key, _, _ in COLUMNS[:6])
+          + "   *ChatGPT on ASQA (Gao et al. 2023)")

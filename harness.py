@@ -1,0 +1,208 @@
+"""The evaluation harness the lab's scripts share: answer golden items with a pattern, check each answer's
+citations (citations.verify), cache both, and report.
+
+- evaluate(name, answer_fn, items, settings): one row per question (citations.question_row), answers and rows
+  cached, so an interrupted run resumes and a rerun is instant; run() does it for plain generate().
+- evaluate_pattern(): a pattern's rows beside generate() rows on the same items; compare() and print_comparison()
+  make the table every pattern prints.
+- add_pattern_args(), parse_settings(), pattern_main(): a pattern script's shared flags, settings and main().
+- write_json() (repo-relative paths, portable()), mean(), fmt(): the output helpers.
+"""
+import inspect
+import json
+import sys
+from pathlib import Path
+
+import judge
+import llm
+from cache import Cache
+from citations import print_checked, question_row, summarize, verify
+from generate import DEFAULT_STYLE, check_question, generate, quarantine_version
+from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, eval_items
+from vector_index import CorpusError
+
+HERE = Path(__file__).parent
+
+
+def answer_key(name, settings, item):
+    return Cache.key(name, settings or {}, llm.engine_info()["model"], item["question"], item["id"])
+
+
+def cached_answer(name, answer_fn, item, settings=None, fresh=False):
+    """{"result": answer_fn(question), "cost"}: cached per (name, settings, model, question) in Cache("answers"),
+    so every script that judges the same answers (evaluate, disputes.py) asks the model for them once."""
+    answers, key = Cache("answers"), answer_key(name, settings, item)
+    kept = None if fresh else answers.get(key)
+    if kept is None:
+        with llm.counting() as cost:
+            result = answer_fn(item["question"])
+        kept = {"result": result, "cost": dict(cost)}
+        try:
+            answers.put(key, kept)
+        except TypeError:  # a result that is not JSON (none of the lab's) is just not kept
+            pass
+    return kept
+
+
+def evaluate(name, answer_fn, items, settings=None, fresh=False, progress=True):
+    """Answer each golden item with answer_fn(question) -> a generate()-shaped result, verify its
+    citations, and return one row per question. Answers are cached per (name, settings, model, question)
+    and rows per answer and judge.version(), so an interrupted run resumes, a rerun is instant, and a new
+    judge re-judges the cached answers without asking for them again; fresh=True recomputes both."""
+    from tqdm import tqdm
+    store, rows = Cache("rows"), []
+    for item in tqdm(items, desc=name, unit="q", file=sys.stderr, disable=not progress):
+        key = Cache.key(answer_key(name, settings, item), judge.version(), quarantine_version(), ROW_CODE)
+        if not fresh and key in store:
+            rows.append(store.get(key))
+            continue
+        kept = cached_answer(name, answer_fn, item, settings, fresh)
+        with judge.spending() as judge_cost:   # cached verdicts count what they cost when first judged
+            verdicts = verify(kept["result"])
+        rows.append(store.put(key, question_row(kept["result"], item, verdicts, kept["cost"], judge_cost)))
+    return rows
+
+
+ROW_CODE = Cache.key(inspect.getsource(question_row), inspect.getsource(evaluate))[:8]   # a changed row is recomputed
+
+
+def run(items, style=DEFAULT_STYLE, order="best_first", corpus=CORPUS_DIR, fresh=False):
+    """The plain cited answer, generate(), over golden items -> rows."""
+    name, answer_fn, settings = run_args(style, order, corpus)
+    return evaluate(name, answer_fn, items, settings, fresh)
+
+
+def run_args(style=DEFAULT_STYLE, order="best_first", corpus=CORPUS_DIR):
+    """(name, answer_fn, settings) of the plain cited answer: what run() evaluates and caches answers under."""
+    settings = {"style": style, "order": order, "corpus": str(corpus)}
+    return f"generate-{style}", lambda q: generate(q, order=order, style=style, corpus=corpus), settings
+
+
+PATTERN_COLUMNS = [("answer_em", "EM", ".3f"), ("answer_f1", "F1", ".3f"), ("doc_recall", "doc-rec", ".3f"),
+                   ("citation_recall", "c-recall", ".3f"), ("citation_precision", "c-prec", ".3f"),
+                   ("llm_calls", "calls/q", ".1f"), ("seconds_per_question", "s/q", ".1f")]
+
+
+def compare(named_rows, splits=("all", "single", "multi")):
+    """{method: rows} -> {split: {method: summary}}, each split summarised from its own rows."""
+    pick = {"all": lambda r: True, "single": lambda r: r["type"] == "single", "multi": lambda r: r["type"] == "multi"}
+    out = {}
+    for split in splits:
+        part = {m: [r for r in rows if pick[split](r)] for m, rows in named_rows.items()}
+        if any(part.values()):
+            out[split] = {m: summarize(rows) for m, rows in part.items()}
+    return out
+
+
+def print_comparison(table):
+    """The table every pattern prints: one row per method, per split, same columns."""
+    for split, by_method in table.items():
+        n = next(iter(by_method.values()))["questions"]
+        print(f"\n{split} (n={n})\n{'method':22}" + "".join(f"{h:>10}" for _, h, _ in PATTERN_COLUMNS))
+        for method, s in by_method.items():
+            print(f"{method:22}" + "".join(f"{s[key]:>10{fmt}}" for key, _, fmt in PATTERN_COLUMNS))
+
+
+def evaluate_pattern(name, answer_fn, items, settings, stats_of, corpus=CORPUS_DIR, fresh=False):
+    """Rows of answer_fn next to plain generate() rows on the same items, plus per-question pattern figures
+    (stats_of(result), kept in the 'pattern_stats' cache so a resumed run still has them).
+    -> (compare() table, {method: rows}, [per-question figures with id, type, f1, generate_f1])"""
+    store, model = Cache("pattern_stats"), llm.engine_info()["model"]
+    key = lambda q: Cache.key(name, settings, model, q)
+
+    def answer(q):
+        result = answer_fn(q)
+        store.put(key(q), stats_of(result))
+        return result
+
+    rows = {"generate": run(items, corpus=corpus, fresh=fresh),
+            name: evaluate(name, answer, items, settings, fresh)}
+    f1 = {m: {r["id"]: r["f1"] for r in rs} for m, rs in rows.items()}
+    stats = [{"id": g["id"], "type": g["type"], "f1": f1[name][g["id"]], "generate_f1": f1["generate"][g["id"]],
+              **(store.get(key(g["question"])) or {})} for g in items]
+    table = compare(rows)
+    print_comparison(table)
+    return table, rows, stats
+
+
+def portable(value):
+    """The payload with machine-specific paths made portable, for results committed from any machine: a path
+    inside the repository becomes relative to it, a GGUF file its file name. Other values are unchanged."""
+    if isinstance(value, dict):
+        return {k: portable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [portable(v) for v in value]
+    if isinstance(value, str) and value.startswith("/"):
+        if value.endswith(".gguf"):
+            return Path(value).name
+        root = str(HERE.resolve())
+        if value == root or value.startswith(root + "/"):
+            return str(Path(value).relative_to(root))
+    return value
+
+
+def write_json(path, payload):
+    """Write a results file (portable paths, see portable()) and say where."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(portable(payload), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {path}")
+
+
+def mean(values):
+    """Mean, or None for no values (printed as n/a)."""
+    values = list(values)
+    return sum(values) / len(values) if values else None
+
+
+def fmt(x):
+    return "n/a" if x is None else f"{x:.3f}"
+
+
+def add_pattern_args(ap):
+    """The flags every pattern script shares (--corpus, --chunker, --golden, --eval, --json, --fresh)."""
+    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents")
+    ap.add_argument("--chunker", default=DEFAULT_CHUNKER, help="which collection to retrieve from")
+    ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions for --eval")
+    ap.add_argument("--eval", type=int, default=0, metavar="N", help="evaluate on N golden questions (half single, half multi)")
+    ap.add_argument("--json", type=Path, help="write the --eval figures here")
+    ap.add_argument("--fresh", action="store_true", help="ignore cached per-question rows")
+
+
+def parse_settings(prog, parser, settings):
+    """A pattern script's flags -> (args, answer keyword arguments, cache settings); a bad value exits with one
+    line naming the script. parser and settings are the script's own parser() and settings(args)."""
+    args = parser().parse_args()
+    try:
+        return (args, *settings(args))
+    except ValueError as e:
+        sys.exit(f"{prog}: {e}")
+
+
+def pattern_main(name, args, answer, kw, stats_of, summarize_stats, print_trace, describe=lambda r: ""):
+    """The main() of a pattern script: one question (trace, verified answer, cost) or --eval N next to
+    generate(). kw: the pattern's settings (printed, and part of the cache key); summarize_stats(per-question
+    figures) -> (lines to print, figures for --json); describe(result) -> a prefix for the cost line."""
+    settings = {k: str(v) if isinstance(v, Path) else v for k, v in kw.items()}
+    try:
+        question = None if args.eval else check_question(args.question)
+        print(f"{'question=' + repr(question) if question else f'eval={args.eval} golden={args.golden}'} "
+              + " ".join(f"{k}={v}" for k, v in settings.items()))
+        print(f"model: {llm.engine_info()['engine']} {llm.engine_info()['model']}")
+        if question:
+            r = answer(question)
+            print_trace(r["trace"])
+            print_checked(r)
+            c = r["cost"]
+            print(f"\n{describe(r)}llm calls {c['calls']}  prompt tokens {c['prompt_tokens']}  completion tokens "
+                  f"{c['completion_tokens']}  {c['wall_seconds']:.1f} s")
+            return
+        items = eval_items(args.golden, args.eval, args.corpus, args.chunker)
+        table, rows, stats = evaluate_pattern(name, answer, items, settings, stats_of, args.corpus, args.fresh)
+    except (ValueError, CorpusError, llm.LLMError) as e:
+        sys.exit(f"{name.replace('-', '_')}: {e}")
+    lines, figures = summarize_stats(stats)
+    print("\n".join(lines))
+    if args.json:
+        write_json(args.json, {"settings": settings, "model": llm.engine_info(), "table": table,
+                               name.replace("-", "_"): figures, "per_question": stats, "rows": rows})

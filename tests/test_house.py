@@ -1,0 +1,40 @@
+"""The shape of the house: the project's modules import each other without a cycle, lazy imports included."""
+import ast
+from pathlib import Path
+
+import networkx as nx
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def import_graph(root=ROOT):
+    """{module: {modules of the project it imports}} for the top-level .py files, every import statement counted
+    (inside functions too: a lazy import still ties the two files together)."""
+    mods = {p.stem for p in root.glob("*.py")}
+    graph = nx.DiGraph()
+    for p in sorted(root.glob("*.py")):
+        graph.add_node(p.stem)
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [a.name.split(".")[0] for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module.split(".")[0]]
+            else:
+                continue
+            graph.add_edges_from((p.stem, n) for n in names if n in mods and n != p.stem)
+    return graph
+
+
+def test_no_import_cycle_among_the_modules():
+    graph = import_graph()
+    assert len(graph) > 30 and graph.has_edge("harness", "citations")  # the walk did read the house
+    cycles = sorted(sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1)
+    assert not cycles, f"import cycles: {cycles}"
+
+
+def test_the_walk_finds_a_cycle_when_there_is_one(tmp_path):
+    (tmp_path / "a.py").write_text("import b\n")
+    (tmp_path / "b.py").write_text("def f():\n    from a import g\n")  # lazy, still a cycle
+    (tmp_path / "c.py").write_text("import os\nimport a\n")
+    graph = import_graph(tmp_path)
+    assert [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1] == [["a", "b"]]
