@@ -15,7 +15,7 @@ $(STAMP): requirements.txt
 
 install: $(STAMP)
 
-native: install           ## compile llama.cpp (xllamacpp) for this CPU once (~17 min, offline); every script then uses it
+native: install           ## compile llama.cpp (xllamacpp) for this CPU once (~20 min, offline; 1 s from the wheel cache); every script then uses it
 	$(BIN)/python native.py --build
 
 index: install            ## build or update the Chroma index of corpus/ (titled chunks)

@@ -9,7 +9,7 @@ pinned sdist with GGML_NATIVE (its default) reads prompts faster. `--build`:
 1. looks for a wheel already built for this version and CPU in the wheel cache
    (~/.cache/rag-lab/wheels/<version>-<cpu key>/, so a rebuilt venv or a fresh clone reuses it);
 2. otherwise runs `pip wheel --no-binary xllamacpp` with CMAKE_ARGS that switch off the parts that would
-   fetch from the network (BoringSSL, OpenSSL, llguidance); the compile takes ~17 min on 2 cores;
+   fetch from the network (BoringSSL, OpenSSL, llguidance); the compile takes 17-21 min on 2 cores;
 3. installs it with `pip install --target` into a new folder and renames that to .venv/native/ only when the
    install succeeded, so a failed build leaves the prebuilt wheel answering and prints one line saying why.
 Which build answers (`choose()`): RAG_ENGINE_BUILD=wheel or native forces one (native fails with one line
@@ -30,7 +30,7 @@ from pathlib import Path
 HERE = Path(__file__).parent
 NATIVE_DIR = HERE / ".venv" / "native"
 CMAKE_ARGS = "-DLLAMA_BUILD_BORINGSSL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_LLGUIDANCE=OFF"  # no network at build time
-BUILD_MINUTES = 17        # measured here on 2 shared cores
+BUILD_MINUTES = 20        # 17-21 min measured here on 2 cores
 BUILDS = ("auto", "native", "wheel")
 
 
