@@ -37,16 +37,12 @@ import threading
 import time
 from pathlib import Path
 
-import crag
-import disputes
-import flare
-import graphrag
-import llm
-import multihop
-import self_rag
-import steps
 import citations
+import disputes
 import harness
+import llm
+import patterns
+import steps
 from page import CSS, render_answer, render_engine, render_live, render_pending, render_status, render_trace
 from generate import check_question
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, load_golden, retrieve_chunks
@@ -58,17 +54,7 @@ QUEUE_MAX = 16              # questions waiting at most; more are refused (bound
 POLL_SECONDS = 0.5          # how often the status line refreshes while the model works
 ENGLISH_WORDS = set("the of in a an is was were are who what which where when how why did does do to for by and "
                     "on at from with whose that many much name born first same than".split())
-PATTERNS = {  # label -> function(question, corpus) -> a generate()-shaped dict with mode, trace and cost
-    "single": lambda q, c: multihop.single_answer(q, corpus=c),
-    "smart router": lambda q, c: multihop.smart_answer(q, corpus=c),
-    "chain": lambda q, c: multihop.chain_answer(q, corpus=c),
-    "parallel": lambda q, c: multihop.multihop_answer(q, corpus=c),
-    "iterative": lambda q, c: multihop.iterative_answer(q, corpus=c),
-    "FLARE": lambda q, c: flare.flare_answer(q, corpus=c),
-    "Self-RAG": lambda q, c: self_rag.self_rag_answer(q, corpus=c),
-    "CRAG": lambda q, c: crag.crag_answer(q, corpus=c),
-}
-DEFAULT_PATTERN = "smart router"
+DEFAULT_PATTERN = patterns.PATTERNS[patterns.DEFAULT].label   # "smart router"
 def not_english(question):
     """True when a question looks non-English: mostly non-ASCII letters, or 4+ words and no common English
     word. '¿Quién diseñó el puente Ashford?' -> True; 'Who designed Ashford Bridge?' -> False"""
@@ -98,17 +84,10 @@ def warm(corpus, chunker=DEFAULT_CHUNKER):
     return time.perf_counter() - start
 
 
-def graph_extractor(corpus):
-    """The extractor whose graph is built for this corpus ('llm' preferred), or None: GraphRAG is not offered."""
-    return next((e for e in graphrag.EXTRACTORS if graphrag.graph_path(corpus, DEFAULT_CHUNKER, e).exists()), None)
-
-
-def patterns(corpus):
-    """The pattern picker's choices for this corpus: GraphRAG only where a graph has been built."""
-    out, extractor = dict(PATTERNS), graph_extractor(corpus)
-    if extractor:
-        out["GraphRAG"] = lambda q, c: graphrag.graph_answer(q, corpus=c, extractor=extractor)
-    return out
+def choices_for(corpus):
+    """The pattern picker's choices for this corpus, {label: function(question, corpus)} from the registry
+    (patterns.on_page: GraphRAG only where a graph has been built)."""
+    return {label: (lambda q, c, p=p: p.answer(q, corpus=c)) for label, p in patterns.on_page(corpus).items()}
 
 
 # ---- the server ----
@@ -211,7 +190,7 @@ def build(corpus=CORPUS_DIR, golden=GOLDEN):
     import os
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # no calls home from an offline machine
     import gradio as gr
-    choices, info = patterns(corpus), llm.engine_info()
+    choices, info = choices_for(corpus), llm.engine_info()
     try:
         items = load_golden(golden)
         examples = [[g["question"]] for g in items if g["type"] == "multi"][:3] + \
@@ -292,7 +271,8 @@ def main():
     ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden file whose questions are offered as examples")
     ap.add_argument("--check-concurrency", type=int, default=0, metavar="N",
                     help="instead of serving: fire N golden multi questions at once at this server, print the figures")
-    ap.add_argument("--pattern", default="single", choices=[*PATTERNS, "GraphRAG"], help="pattern for --check-concurrency")
+    ap.add_argument("--pattern", default="single", choices=[p.label for p in patterns.PATTERNS.values() if p.label],
+                    help="pattern for --check-concurrency")
     ap.add_argument("--json", type=Path, help="with --check-concurrency: write the figures here")
     args = ap.parse_args()
     if not args.corpus.is_dir():

@@ -14,10 +14,11 @@ included; measured 72 s for the seed row while another model run shared the core
 take hours (rows already computed by the patterns' own --eval are reused); a rerun of the same command is
 answered from the cache (.rag/cache/rows.jsonl) in seconds: 4 s measured for --limit 2 --patterns seed,single.
 
-Rows: the seed's own pipeline first (`seed`: its interleave fusion and the lab's original free-text prompt,
-the baseline every gain is measured against), then generate()'s JSON prompt on fused retrieval (`single`),
-multihop's parallel, iterative and routed modes, FLARE, Self-RAG, CRAG, and GraphRAG local/global when a
-graph has been built (python graphrag.py --build); otherwise those rows are skipped with the reason.
+Rows: every pattern of the registry (patterns.PATTERNS), in its order: the seed's own pipeline first (`seed`:
+its interleave fusion and the lab's original free-text prompt, the baseline every gain is measured against),
+then generate()'s JSON prompt on fused retrieval (`single`), multihop's chain, parallel, iterative and routed
+modes, FLARE, Self-RAG, CRAG, and GraphRAG local/global when a graph has been built (python graphrag.py
+--build); otherwise those rows are skipped with the reason.
 Each row comes from harness.evaluate(), cached per (pattern, settings, model, question), under the
 same name and settings the pattern's own `--eval` uses, so rows computed there are reused here, an
 interrupted run resumes where it stopped, and a run can be spread over several sittings.
@@ -33,31 +34,15 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-import crag
-import flare
-import llm
-import multihop
-import self_rag
 import harness
-from generate import generate
-from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, eval_items, retrieve_chunks
+import llm
+import patterns
+from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, eval_items
 from vector_index import CorpusError
 
 HERE = Path(__file__).parent
 JSON_PATH = HERE / "results" / "benchmark.json"   # the .md and the PNGs are written beside it
 DEFAULT_LIMIT = 24        # 12 single + 12 multi (6 HotpotQA, 6 MuSiQue): the issue's minimum
-SEED_K = 4                # passages the seed pipeline put in its prompt
-PATTERNS = {  # name -> what runs (the rows, in this order)
-    "seed": "the seed pipeline: seed_interleave retrieval + the lab's original free-text prompt (baseline)",
-    "single": "generate(): fused retrieval + the JSON cited prompt",
-    "parallel": "multihop.multihop_answer: decompose, retrieve each part, one cited answer",
-    "iterative": "multihop.iterative_answer: hop by hop with [ANSWER_N]",
-    "smart": "multihop.smart_answer: learned router, then single / parallel / iterative",
-    "flare": "flare.flare_answer: retrieval triggered by low token confidence",
-    "self_rag": "self_rag.self_rag_answer: retrieve on demand, relevance filter, critique, refine",
-    "crag": "crag.crag_answer: grade retrieval, refine, web fallback (local stand-in unless RAG_WEB=ddgs)",
-    "graph_local": "graphrag.graph_answer(mode='local'), when a graph is built",
-    "graph_global": "graphrag.graph_answer(mode='global'), when a graph is built"}
 SPLITS = ("all", "single", "multi")
 COLUMNS = [("answer_em", "EM", ".3f"), ("answer_f1", "F1", ".3f"), ("doc_recall", "doc-rec", ".3f"),
            ("citation_recall", "c-recall", ".3f"), ("citation_precision", "c-prec", ".3f"),
@@ -67,74 +52,19 @@ HEADERS = {"doc-rec": "supporting-doc recall", "c-recall": "citation recall", "c
            "calls/q": "LLM calls/q", "prompt/q": "prompt tokens/q", "compl/q": "completion tokens/q"}
 
 
-def seed_answer(question, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, k=SEED_K):
-    """The seed's pipeline as written: dense chunks interleaved with BM25 document prefixes, cut to k, then
-    the lab's original free-text prompt (generate style 'lab')."""
-    passages = retrieve_chunks(question, k, corpus=corpus, chunker=chunker, method="seed_interleave")
-    return generate(question, k, style="lab", passages=passages, corpus=corpus, chunker=chunker)
-
-
-def as_settings(kw):
-    """Keyword arguments -> cache settings, as harness.pattern_main writes them (paths as text)."""
-    return {k: str(v) if isinstance(v, Path) else v for k, v in kw.items()}
-
-
-def graph_spec(mode, corpus, chunker, golden, extractor="llm"):
-    """(cache name, settings, answer function) of a GraphRAG row, keyed as graphrag.py --eval keys it;
-    CorpusError (with the build command) when no graph has been built for the corpus."""
-    import graphrag  # networkx and the graph code load only when a graph row is asked for
-    graphrag.load(corpus, chunker, extractor)
-    settings = {"mode": mode, "extractor": extractor, "corpus": str(corpus), "chunker": chunker, "golden": str(golden),
-                "docs": 0, "docs_from_golden": False, "graph": str(graphrag.graph_path(corpus, chunker, extractor)),
-                "version": graphrag.EXTRACT_VERSION}
-    return (f"graphrag-{mode}", settings,
-            lambda q: graphrag.graph_answer(q, mode=mode, corpus=corpus, chunker=chunker, extractor=extractor))
-
-
-def pattern_specs(names, corpus, golden, chunker=DEFAULT_CHUNKER, graph_extractor="llm"):
-    """{pattern: (cache name, settings, answer function)} for the runnable names, and {pattern: why skipped}.
-    Names and settings match each script's own --eval (the row cache is shared with them)."""
-    c = str(corpus)
-
-    def script(module, name, answer):  # the script's own defaults and cache settings, as its --eval runs it
-        kw, key = module.settings(module.parser().parse_args(["--corpus", c, "--chunker", chunker]))
-        return name, as_settings(key), lambda q: answer(q, **kw)
-    mh = {"corpus": c, "chunker": chunker, "version": multihop.VERSION, "iterative_version": multihop.ITERATIVE_VERSION}
-    makers = {
-        "seed": lambda: ("seed", {"retrieval": "seed_interleave", "style": "lab", "k": SEED_K, "corpus": c,
-                                  "chunker": chunker}, lambda q: seed_answer(q, corpus, chunker)),
-        # harness.run()'s key: the generate() rows every pattern's --eval computes beside itself
-        "single": lambda: ("generate-json", {"style": "json", "order": "best_first", "corpus": c},
-                           lambda q: generate(q, order="best_first", style="json", corpus=corpus)),
-        # graphrag.py --eval's key for the same call
-        "parallel": lambda: ("multihop-parallel", {"corpus": c, "version": multihop.VERSION},
-                             lambda q: multihop.multihop_answer(q, corpus=corpus, chunker=chunker)),
-        "iterative": lambda: ("multihop-iterative", mh, lambda q: multihop.iterative_answer(q, corpus=corpus, chunker=chunker)),
-        "smart": lambda: ("multihop-smart", {**mh, "router": "learned"},
-                          lambda q: multihop.smart_answer(q, router="learned", corpus=corpus, chunker=chunker)),
-        "flare": lambda: script(flare, "flare", flare.flare_answer),
-        "self_rag": lambda: script(self_rag, "self-rag", self_rag.self_rag_answer),
-        "crag": lambda: script(crag, "crag", crag.crag_answer),
-        "graph_local": lambda: graph_spec("local", corpus, chunker, golden, graph_extractor),
-        "graph_global": lambda: graph_spec("global", corpus, chunker, golden, graph_extractor),
-    }
+def pattern_specs(names, corpus, chunker=DEFAULT_CHUNKER, graph_extractor=None):
+    """{pattern: (cache name, settings, answer function)} for the runnable names (patterns.PATTERNS, keyed as
+    each script's own --eval keys its rows), and {pattern: why skipped} (a graph not built)."""
     specs, skipped = {}, {}
     for name in names:
+        p = patterns.PATTERNS[name]
         try:
-            specs[name] = makers[name]()
+            kw, key = p.kwargs_and_key(corpus, chunker, extractor=graph_extractor)
         except CorpusError as e:
             skipped[name] = str(e)
+            continue
+        specs[name] = (p.cache, key, lambda q, p=p, kw=kw: p.fn(q, **p.fixed, **kw))
     return specs, skipped
-
-
-def parse_patterns(text):
-    """'seed, flare' -> ['seed', 'flare']; 'all' -> every pattern; ValueError naming an unknown one."""
-    names = list(PATTERNS) if text.strip() == "all" else [p.strip() for p in text.split(",") if p.strip()]
-    unknown = [p for p in names if p not in PATTERNS]
-    if unknown or not names:
-        raise ValueError(f"unknown pattern {', '.join(map(repr, unknown)) or repr(text)}: "
-                         f"choose from {', '.join(PATTERNS)} (comma-separated) or all")
-    return list(dict.fromkeys(names))
 
 
 def run_patterns(specs, items, fresh=False):
@@ -197,7 +127,7 @@ def write_markdown(path, report, command):
     for split, by_pattern in report["table"].items():
         n = next(iter(by_pattern.values()))["questions"]
         lines += [f"## {split} (n={n})\n", markdown_table(by_pattern), ""]
-    lines += ["Patterns:\n"] + [f"- `{name}`: {PATTERNS[name]}" for name in report["patterns"]] + [""]
+    lines += ["Patterns:\n"] + [f"- `{name}`: {patterns.PATTERNS[name].about}" for name in report["patterns"]] + [""]
     lines += [f"Skipped: {name}: {why}  " for name, why in report["skipped"].items()]
     lines += [f"INCOMPLETE: {f['pattern']} on {f['id']} failed ({f['error']}), left out of its row  " for f in report["failed"]]
     lines += ["\nEM and F1: SQuAD-normalized answer against answer + aliases. Supporting-doc recall: share of the "
@@ -253,7 +183,7 @@ def describe_sample(items):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description="Every pattern on one stratified golden sample: one table, JSON, Markdown, PNG.",
-                                 epilog="patterns:\n" + "\n".join(f"  {k:13} {v}" for k, v in PATTERNS.items()),
+                                 epilog="patterns:\n" + "\n".join(f"  {k:13} {p.about}" for k, p in patterns.PATTERNS.items()),
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--patterns", default="all", help="comma-separated pattern names (listed below), or all (default)")
     ap.add_argument("--limit", type=int, default=DEFAULT_LIMIT,
@@ -269,7 +199,7 @@ def main(argv=None):
     command = "python benchmark.py" + "".join(f" {a}" for a in (sys.argv[1:] if argv is None else argv))
     start = None
     try:
-        names = parse_patterns(args.patterns)
+        names = patterns.parse(args.patterns)
         if args.limit < 0:
             raise ValueError(f"--limit must be 0 (all) or more, got {args.limit}")
         settings = {"limit": args.limit, "corpus": str(args.corpus), "golden": str(args.golden),
@@ -279,7 +209,7 @@ def main(argv=None):
         print(f"model: {info['engine']} {info['model']}")
         items = eval_items(args.golden, args.limit, args.corpus)
         print(f"sample: {describe_sample(items)}")
-        specs, skipped = pattern_specs(names, args.corpus, args.golden, graph_extractor=args.graph_extractor)
+        specs, skipped = pattern_specs(names, args.corpus, graph_extractor=args.graph_extractor)
         for name, why in skipped.items():
             print(f"skipped {name}: {why}")
         if not specs:

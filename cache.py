@@ -13,6 +13,8 @@ On load, lines that do not parse (a torn write, a corrupted file) are dropped wi
 file is rewritten clean. Writes take a file lock, so two processes can share a cache.
 Not handled: eviction (delete the file to start over) and values that are not JSON.
 """
+import ast
+import functools
 import hashlib
 import json
 import os
@@ -22,6 +24,8 @@ from pathlib import Path
 from filelock import FileLock
 
 from vector_index import index_dir
+
+HERE = Path(__file__).parent
 
 
 class Cache:
@@ -86,3 +90,47 @@ class Cache:
         with self.lock, open(self.path, "a", encoding="utf-8") as f:
             f.write(self._line(key, value))
         return value
+
+
+def _imports(tree, known):
+    """The project modules an AST imports, anywhere in the file (a lazy import still runs that code)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            out.add(node.module.split(".")[0])
+    return out & known
+
+
+def _code(tree):
+    """The AST without docstrings, as text: what runs, not how it is written or explained."""
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
+                and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree)
+
+
+@functools.lru_cache(maxsize=None)
+def code_key(module, root=HERE):
+    """The one rule by which cached results follow the code: a hash of `module`'s source and of every project
+    module it imports, directly or through others, each read as its syntax tree without docstrings, so a
+    comment, a docstring or a re-wrapped line keeps the key and any change to code or prompt text changes it.
+    code_key("flare") -> '3f9a...' (16 hex). Modules are the .py files in `root` (the repository)."""
+    root = Path(root)
+    known = {p.stem for p in root.glob("*.py")}
+    if module not in known:
+        raise ValueError(f"{module!r} is not a module of {root}")
+    seen, todo, parts = set(), [module], []
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        tree = ast.parse((root / f"{name}.py").read_text(encoding="utf-8"))
+        todo += sorted(_imports(tree, known) - seen)
+        parts.append((name, _code(tree)))
+    return Cache.key(sorted(parts))[:16]

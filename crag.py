@@ -209,9 +209,7 @@ def crag_answer(question, k=K, web_k=WEB_K, web=None, web_dir=None, refine_knowl
                      if (r := refine(question, p, trace) if refine_knowledge else p) is not None][:MAX_CONTEXT]
         result = generate(question, passages=knowledge)
         trace.append({"step": "generate", "chunks": [p["chunk_id"] for p in result["passages"]], "answer": result["answer"]})
-    seen = [{"chunk_id": p["chunk_id"], "doc": p["doc"]} for p in hits + outside]
-    return {**result, "mode": "crag", "action": action, "trace": trace, "retrieved": seen,
-            "cost": {**cost, "wall_seconds": time.perf_counter() - start}}
+    return steps.finish(result, "crag", trace, hits + outside, cost, start, action=action)
 
 
 def crag_stats(r):
@@ -246,27 +244,6 @@ def summarize_actions(stats):
     return lines, out
 
 
-def print_trace(trace):
-    for s in trace:
-        if s["step"] == "retrieve":
-            print(f"retrieve {s['query']!r} -> {len(s['chunks'])} chunks")
-        elif s["step"] == "evaluate":
-            print(f"  {s['chunk'][:50]:50} grade {s['grade']:+.1f} -> score {s['score']:+.1f}"
-                  + ("" if s["grounded"] else f" (does not name {s['subject']!r})"))
-        elif s["step"] == "action":
-            print(f"action: {s['action'].upper()} (max {s['max']}, min {s['min']}; correct if a score > {s['upper']}, "
-                  f"incorrect if all < {s['lower']})")
-        elif s["step"] == "web":
-            print(f"web query {s['query']!r} -> " + (", ".join(f"{r['url']} ({r['backend']})" for r in s["results"]) or "nothing"))
-        elif s["step"] == "refine":
-            print(f"refine {s['chunk'][:60]}: " + ("kept whole (short)" if s["whole"] else
-                                                   f"kept sentences {s['kept'] or 'none'} of {s['of']}"))
-        elif s["step"] == "generate":
-            print(f"answer {s['answer']!r} from {', '.join(s['chunks']) or 'no passages'}")
-        else:
-            print(f"{s['step']}: {s['message']}")
-
-
 def parser():
     ap = argparse.ArgumentParser(description="CRAG: grade retrieval, correct it (refine, or search the web), answer with citations.")
     ap.add_argument("question", nargs="?", default=DEMO, help="the question")
@@ -295,8 +272,8 @@ def main():
     def describe(r):
         urls = "".join(f"  [{p['id']}] from {p['url']}\n" for p in r["passages"] if p.get("url"))
         return f"{urls}action {r['action']}  "
-    harness.pattern_main("crag", args, lambda q: crag_answer(q, **kw), key, crag_stats, summarize_actions, print_trace,
-                    describe)
+    harness.pattern_main("crag", args, lambda q: crag_answer(q, **kw), key, crag_stats, summarize_actions, describe)
+
 
 if __name__ == "__main__":
     main()

@@ -207,10 +207,9 @@ def finish(question, lines, answer, pool, trace, retrievals, threshold, cost, st
     idk = is_idk(answer)
     answer = IDK if idk else answer
     text = " ".join(f"{s['text']}{''.join(f' [{c}]' for c in s['cites'])}" for s in sentences) or answer
-    return {"question": question, "answer": answer, "text": text, "sentences": sentences, "passages": pool,
-            "invalid_ids": invalid, "idk": idk, "error": None, "style": "flare", "order": "arrival",
-            "cost": {**cost, "wall_seconds": time.perf_counter() - start}, "mode": "flare", "trace": trace,
-            "retrieved": pool, "triggers": retrievals, "threshold": threshold}
+    result = {"question": question, "answer": answer, "text": text, "sentences": sentences, "passages": pool,
+              "invalid_ids": invalid, "idk": idk, "error": None, "style": "flare", "order": "arrival"}
+    return steps.finish(result, "flare", trace, pool, cost, start, triggers=retrievals, threshold=threshold)
 
 
 # ---- the --eval harness the three patterns share (verify_citations does the scoring) ----
@@ -235,21 +234,6 @@ def summarize_triggers(stats, threshold, query_mode):
              f"{out['low_segments']}/{out['segments']} segments had a token under the threshold",
              f"F1 with a trigger {harness.fmt(out['f1_with_trigger'])}, without {harness.fmt(out['f1_without_trigger'])}"]
     return lines, out
-
-
-def print_trace(trace):
-    for s in trace:
-        low = ", ".join(f"{t!r} {p:.2f}" for t, p in s.get("low", []))
-        if s["step"] == "retrieve":
-            print(f"retrieve {s['query']!r} -> " + ", ".join(f"{l} {c}" for l, c in zip(s["labels"], s["chunks"])))
-        elif s["step"] in ("segment", "regenerate"):
-            head = f"segment {s['n']}" if s["step"] == "segment" else "  regenerated"
-            print(f"{head} ({s['kind']}, lowest p {s['confidence']:.2f}{', under ' + str(s['threshold']) + ': ' + low if low else ''}): {s['text']}")
-        elif s["step"] == "trigger":
-            print(f"  TRIGGER {s['retrieval']}: confidence {s['confidence']:.2f} ({low}); query {s['query']!r} -> "
-                  + (", ".join(f"{l} {c}" for l, c in zip(s["labels"], s["chunks"])) or "nothing new"))
-        else:
-            print(f"  {s['step']}: {s['reason']}")
 
 
 def parser():
@@ -279,8 +263,9 @@ def settings(args):
 def main():
     args, kw, key = harness.parse_settings("flare", parser, settings)
     harness.pattern_main("flare", args, lambda q: flare_answer(q, **kw), key, flare_stats,
-                    lambda stats: summarize_triggers(stats, args.threshold, args.query), print_trace,
-                    lambda r: f"retrievals triggered {r['triggers']}  ")
+                         lambda stats: summarize_triggers(stats, args.threshold, args.query),
+                         lambda r: f"retrievals triggered {r['triggers']}  ")
+
 
 if __name__ == "__main__":
     main()

@@ -40,6 +40,7 @@ DEFAULT_STYLE = "json"
 ORDERS = ("best_first", "worst_first", "edges")
 IDK = "I don't know."
 MAX_TOKENS = 512
+SEED_K = 4                       # passages the seed pipeline put in its prompt (the benchmark's baseline)
 MAX_SENTENCE_CHARS = 300         # the schema caps sentence and answer length so a JSON reply always closes
 MAX_ANSWER_CHARS = 120
 CITE_GROUP = re.compile(r"\[\s*([Ss]\d+(?:\s*[,;]\s*\[?[Ss]\d+\]?)*)\s*\]")
@@ -244,6 +245,13 @@ def generate(question, k=4, order="best_first", style=DEFAULT_STYLE, passages=No
     text = " ".join(f"{s['text']}{''.join(f' [{c}]' for c in s['cites'])}" for s in sentences) or answer
     return {"question": question, "answer": answer, "text": text, "sentences": sentences, "passages": shown,
             "invalid_ids": invalid, "idk": idk, "error": error, "style": style, "order": order, "cost": cost}
+
+
+def seed_answer(question, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, k=SEED_K):
+    """The seed's pipeline as written: dense chunks interleaved with BM25 document prefixes, cut to k, then
+    the lab's original free-text prompt (generate style 'lab')."""
+    passages = retrieve_chunks(question, k, corpus=corpus, chunker=chunker, method="seed_interleave")
+    return generate(question, k, style="lab", passages=passages, corpus=corpus, chunker=chunker)
 
 
 def print_result(r):

@@ -16,7 +16,6 @@ auto router's choices. Not handled: questions that need a path of three or more 
 neighbour deep), global questions over documents outside the built subset.
 """
 import argparse
-import json
 import re
 import sys
 import time
@@ -86,12 +85,6 @@ def best_chunks(question, docs, k, corpus, chunker):
     return out
 
 
-def _result(result, mode, trace, retrieved, entities, cost, start):
-    result.update(mode=mode, trace=trace, entities=entities, cost={**cost, "wall_seconds": time.perf_counter() - start},
-                  retrieved=[{"chunk_id": p["chunk_id"], "doc": p["doc"]} for p in retrieved])
-    return result
-
-
 def local_answer(question, payload, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, k=LOCAL_K, trace=None):
     """Entities named in the question, their neighbours, the chunks they came from; one cited answer.
     Each matched entity gets its own document's best chunk first, then the rest go by BM25."""
@@ -116,7 +109,7 @@ def local_answer(question, payload, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, 
         passages = best_chunks(question, docs, k, corpus, chunker)
         trace.append({"step": "chunks", "chunks": [p["chunk_id"] for p in passages]})
         result = generate(question, passages=passages, corpus=corpus, chunker=chunker)
-    return _result(result, "local", trace, passages, [g.nodes[m]["name"] for m in matched], cost, start)
+    return steps.finish(result, "local", trace, passages, cost, start, entities=[g.nodes[m]["name"] for m in matched])
 
 
 def global_answer(question, payload, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, k=GLOBAL_K, trace=None):
@@ -153,7 +146,7 @@ def global_answer(question, payload, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER,
                                                     "chunks": [x for c in s["cites"] for x in by_id[c]["chunks"]]}
                                                    for s in result["sentences"]]})
     entities = [g.nodes[m]["name"] for m in match_entities(question, payload, fallback=False)]
-    return _result(result, "global", trace, used, entities, cost, start)
+    return steps.finish(result, "global", trace, used, cost, start, entities=entities)
 
 
 def route(question, payload):
@@ -223,11 +216,6 @@ def router_check(payload, golden):
 
 # ---- command line ----
 
-def print_trace(trace):
-    for t in trace:
-        print("  " + t["step"] + ": " + json.dumps({k: v for k, v in t.items() if k != "step"}, ensure_ascii=False)[:400])
-
-
 def main():
     ap = argparse.ArgumentParser(description="GraphRAG: entity graph, communities, local and global search.")
     ap.add_argument("question", nargs="?", default="In which village was the designer of Ashford Bridge born?")
@@ -294,7 +282,7 @@ def main():
         print(f"model: {llm.engine_info()['engine']} {llm.engine_info()['model']}")
         r = graph_answer(question, **kw)
         print(f"mode: {r['mode']}\nmatched entities: {', '.join(r['entities']) or '(none)'}\ntrace:")
-        print_trace(r["trace"])
+        steps.print_trace(r["trace"])
         citations.print_checked(r)
         c = r["cost"]
         print(f"\nllm calls {c['calls']}  prompt tokens {c['prompt_tokens']}  completion tokens "

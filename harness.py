@@ -15,6 +15,7 @@ from pathlib import Path
 
 import judge
 import llm
+import steps
 from cache import Cache
 from citations import print_checked, question_row, summarize, verify
 from generate import DEFAULT_STYLE, check_question, generate, quarantine_version
@@ -179,7 +180,7 @@ def parse_settings(prog, parser, settings):
         sys.exit(f"{prog}: {e}")
 
 
-def pattern_main(name, args, answer, kw, stats_of, summarize_stats, print_trace, describe=lambda r: ""):
+def pattern_main(name, args, answer, kw, stats_of, summarize_stats, describe=lambda r: ""):
     """The main() of a pattern script: one question (trace, verified answer, cost) or --eval N next to
     generate(). kw: the pattern's settings (printed, and part of the cache key); summarize_stats(per-question
     figures) -> (lines to print, figures for --json); describe(result) -> a prefix for the cost line."""
@@ -191,7 +192,7 @@ def pattern_main(name, args, answer, kw, stats_of, summarize_stats, print_trace,
         print(f"model: {llm.engine_info()['engine']} {llm.engine_info()['model']}")
         if question:
             r = answer(question)
-            print_trace(r["trace"])
+            steps.print_trace(r["trace"])
             print_checked(r)
             c = r["cost"]
             print(f"\n{describe(r)}llm calls {c['calls']}  prompt tokens {c['prompt_tokens']}  completion tokens "

@@ -62,7 +62,7 @@ import injection_detector
 import judge
 import llm
 import harness
-from cache import Cache
+from cache import Cache, code_key
 from answers import normalize_answer
 from judge import joined, supports
 from retrieve import load_golden, retrieve_chunks
@@ -75,8 +75,6 @@ GOLDEN = FIXTURE / "golden.json"
 K = 4                       # passages in the prompt, as generate()'s default
 VERSION = "injection-v3"    # bump when the scoring changes, so old cached rows are not reused
 STYLES = ("lab", "text", "json")
-PATTERNS = ("multihop", "flare", "self_rag", "crag")
-SOURCES = {"multihop": ("multihop.py", "decompose.py", "router.py")}  # a pattern's code; default <name>.py
 DEFAULT_METHODS = "lab,json"
 
 
@@ -199,25 +197,23 @@ def fingerprint(method):
         parts = [gen.SYSTEM, gen.JSON_EXAMPLE, gen.TEXT_EXAMPLE, gen.MAX_TOKENS] + [
             inspect.getsource(f) for f in (gen.clean_source_text, gen.format_sources, gen.answer_schema)]
     else:
-        parts = [(HERE / name).read_text(encoding="utf-8") for name in SOURCES.get(method, (f"{method}.py",))]
+        import patterns
+        parts = [code_key(patterns.PATTERNS[method].fn.__module__, HERE)]  # the pattern's module and its imports
     return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:16]
 
 
+def method_names():
+    """What --patterns takes: the prompt styles, then the registry's patterns that need no graph."""
+    import patterns
+    return list(STYLES) + [n for n in patterns.PATTERNS if n not in ("seed",) and not n.startswith("graph")]
+
+
 def answerer(method, corpus=CORPUS):
-    """question -> generate()-shaped result, for a pattern; imported here so the patterns stay optional."""
-    if method == "multihop":
-        from multihop import smart_answer
-        return lambda q: smart_answer(q, corpus=corpus)
-    if method == "flare":
-        from flare import flare_answer
-        return lambda q: flare_answer(q, corpus=corpus)
-    if method == "self_rag":
-        from self_rag import self_rag_answer
-        return lambda q: self_rag_answer(q, corpus=corpus)
-    if method == "crag":
-        from crag import crag_answer
-        return lambda q: crag_answer(q, corpus=corpus)
-    raise ValueError(f"unknown method {method!r}: choose from {', '.join(STYLES + PATTERNS)}")
+    """question -> generate()-shaped result, for a pattern of the registry (patterns.PATTERNS)."""
+    import patterns  # the patterns load only when one is attacked
+    if method not in patterns.PATTERNS:
+        raise ValueError(f"unknown method {method!r}: choose from {', '.join(method_names())}")
+    return lambda q: patterns.PATTERNS[method].answer(q, corpus=corpus)
 
 
 def run_method(method, items, corpus=CORPUS, k=K, fresh=False, progress=True):
@@ -304,7 +300,8 @@ def print_tables(table, by_kind):
 def main():
     ap = argparse.ArgumentParser(description="Attack success rate of injected documents, before and after defences.")
     ap.add_argument("--patterns", default=DEFAULT_METHODS,
-                    help=f"comma-separated methods: prompt styles {', '.join(STYLES)} and patterns {', '.join(PATTERNS)}")
+                    help="comma-separated methods: prompt styles (lab, text, json) and patterns of patterns.py "
+                         "(smart, chain, flare, self_rag, crag, ...)")
     ap.add_argument("--limit", type=int, default=0, help="first N injected questions (0: all)")
     ap.add_argument("--k", type=int, default=K, help="passages in the prompt")
     ap.add_argument("--corpus", type=Path, default=CORPUS, help="folder with the true and the injected documents")
@@ -313,8 +310,8 @@ def main():
     ap.add_argument("--json", type=Path, help="write the figures and per-question rows here")
     args = ap.parse_args()
     methods = [m.strip() for m in args.patterns.split(",") if m.strip()]
-    if not methods or any(m not in STYLES + PATTERNS for m in methods):
-        sys.exit(f"injection: --patterns takes {', '.join(STYLES + PATTERNS)}, got {args.patterns!r}")
+    if not methods or any(m not in method_names() for m in methods):
+        sys.exit(f"injection: --patterns takes {', '.join(method_names())}, got {args.patterns!r}")
     by_method = {}
     try:
         items = load_items(args.golden, args.limit)

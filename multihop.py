@@ -139,10 +139,7 @@ def _hop(query, n, k, lists, trace, corpus, chunker):
 def _finish(result, question, mode, trace, seen, fallback, cost, start):
     if not trace or trace[-1]["step"] != "synthesize":  # a fallback inside a mode has synthesized already
         trace.append({"step": "synthesize", "chunks": [p["chunk_id"] for p in result["passages"]], "answer": result["answer"]})
-    result.update(question=question, mode=mode, trace=trace, fallback=fallback,
-                  cost={**cost, "wall_seconds": time.perf_counter() - start},
-                  retrieved=[{"chunk_id": p["chunk_id"], "doc": p["doc"]} for p in merge_passages([seen])])
-    return result
+    return steps.finish(result, mode, trace, seen, cost, start, question=question, fallback=fallback)
 
 
 def single_answer(question, final_k=FINAL_K, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, trace=None, reason=None):
@@ -273,21 +270,8 @@ def smart_answer(question, router="learned", router_model=None, k=HOP_K, final_k
 
 
 def print_trace(r):
-    """The route, sub-questions, hops, warnings and fallbacks of one run, then its mode."""
-    for s in r["trace"]:
-        if s["step"] == "route":
-            print(f"route: {'multi' if s['multi'] else 'single'} by the {s['router']} router ({s['ms']:.2f} ms"
-                  + (f", P(multi) {s['p_multi']:.2f})" if s["p_multi"] is not None else ")"))
-        elif s["step"] == "decompose":
-            print("sub-questions:" + "".join(f"\n  {n}. {q}" for n, q in enumerate(s["sub_questions"], 1)))
-        elif s["step"] == "retrieve":
-            print(f"hop {s['hop']} retrieve{' (' + s['method'] + ')' if s.get('method') else ''} {s['query']!r}: "
-                  f"{', '.join(s['chunks'])}" + "".join(f"\n  {line}" for line in s.get("links", [])))
-        elif s["step"] == "hop":
-            print(f"hop {s['n']} answer: {s['answer']} (source {s['source']})")
-        elif s["step"] in ("warning", "fallback", "answerable"):
-            print(f"  {s['step']}: " + (s.get("message") or s.get("reason")
-                                         or f"after hop {s['after_hop']}: {s['answerable']}"))
+    """The trace, one line a step (steps.describe), then the mode taken."""
+    steps.print_trace(r["trace"])
     print(f"\nmode: {r['mode']}" + (f" (fell back to single-hop: {r['fallback']})" if r["fallback"] else ""))
 
 

@@ -9,10 +9,10 @@ browser, so tests check the markup directly and tests/test_app.py checks it agai
 - render_status(), render_engine(): the status line and the engine line.
 """
 import html
-import json
 from pathlib import Path
 
 import links
+import steps
 from citations import UNVERIFIED, answer_status
 
 MAX_SOURCE_CHARS = 1500     # of a cited chunk shown in its pop-up
@@ -107,43 +107,10 @@ def render_answer(result, verdicts, notice=None, dispute=None):
     return f'<div class="answer">{"".join(out)}</div>'
 
 
-def _short(value, limit=300):
-    if isinstance(value, list):
-        value = ", ".join(_short(v, 80) for v in value)
-    elif isinstance(value, dict):
-        value = json.dumps(value, ensure_ascii=False)
-    elif isinstance(value, float):
-        value = f"{value:.3g}"
-    value = str(value)
-    return value if len(value) <= limit else value[:limit] + "…"
-
-
-def describe_step(s):
-    """One trace step -> one line of text. {"step": "hop", "n": 1, "query": "Who?", "answer": "Vell", ...}
-    -> 'hop 1: Who? -> Vell (source ...)'; steps without a special case list their fields."""
-    kind = s.get("step", "?")
-    if kind == "route" and "router" in s:
-        p = f", P(multi) {s['p_multi']:.2f}" if s.get("p_multi") is not None else ""
-        return f"route: {'multi' if s['multi'] else 'single'}-hop by the {s['router']} router{p}"
-    if kind == "decompose":
-        return "sub-questions: " + " | ".join(f"{n}. {q}" for n, q in enumerate(s["sub_questions"], 1)) if s["sub_questions"] \
-            else "decomposition: nothing usable"
-    if kind == "retrieve":
-        at = f" (hop {s['hop']})" if "hop" in s else f" (round {s['round']})" if "round" in s else ""
-        how = f" by {s['method']}" if s.get("method") else ""
-        return f"retrieve{at}{how} {s['query']!r}: {_short(s['chunks'])}" + "".join(f"; {line}" for line in s.get("links", []))
-    if kind == "hop":
-        return f"hop {s['n']}: {s['query']} -> {s['answer'] or 'no answer'} (source {s['source'] or 'none'})"
-    if kind == "trigger":
-        return (f"trigger {s['retrieval']}: confidence {s['confidence']:.2f} on {_short([w for w, _ in s['low']])}; "
-                f"query {s['query']!r} brought {_short(s['labels']) or 'nothing new'}")
-    return f"{kind}: " + "; ".join(f"{k} {_short(v)}" for k, v in s.items() if k != "step")
-
-
 def route_line(result, pattern):
     """The route taken, in one line: 'smart router -> iterative; learned router: multi-hop, P(multi) 0.93'."""
     parts = [f"{pattern} -> {result.get('mode', pattern)}"]
-    parts += [describe_step(s).removeprefix("route: ") for s in result.get("trace", []) if s.get("step") == "route"]
+    parts += [steps.describe(s).removeprefix("route: ") for s in result.get("trace", []) if s.get("step") == "route"]
     if result.get("fallback"):
         parts.append(f"fell back to single-hop: {result['fallback']}")
     if "action" in result:
@@ -156,7 +123,7 @@ def route_line(result, pattern):
 
 
 def _steps_html(trace):
-    return "".join(f'<li data-step="{esc(s.get("step"))}">{esc(describe_step(s))}</li>' for s in trace)
+    return "".join(f'<li data-step="{esc(s.get("step"))}">{esc(steps.describe(s))}</li>' for s in trace)
 
 
 def render_trace(result, pattern, judge_cost=None, info=None):

@@ -198,9 +198,7 @@ def self_rag_answer(question, k=K, max_rounds=MAX_ROUNDS, useful_min=USEFUL_MIN,
             result, retrieved = retrieval_rounds(question, k, max_rounds, useful_min, corpus, chunker, trace)
         else:
             result, retrieved = answer_alone(question, trace), []
-    seen = list({p["chunk_id"]: {"chunk_id": p["chunk_id"], "doc": p["doc"]} for p in retrieved}.values())
-    return {**result, "question": question, "mode": "self-rag", "trace": trace, "retrieved": seen, "retrieval": retrieve,
-            "cost": {**cost, "wall_seconds": time.perf_counter() - start}}
+    return steps.finish(result, "self-rag", trace, retrieved, cost, start, question=question, retrieval=retrieve)
 
 
 def self_rag_stats(r):
@@ -226,27 +224,6 @@ def summarize_skips(stats):
     return lines, out
 
 
-def print_trace(trace):
-    for s in trace:
-        step, rnd = s["step"], f"[round {s['round']}] " if "round" in s else ""
-        if step == "decide":
-            print(f"decide: {'retrieve' if s['retrieve'] else 'NO retrieval'} ({s['by']})")
-        elif step == "retrieve":
-            print(f"{rnd}retrieve {s['query']!r} -> {', '.join(s['chunks'])}")
-        elif step == "relevance":
-            print(f"{rnd}  {s['chunk']}: {'relevant' if s['relevant'] else 'NOT relevant'}")
-        elif step == "generate":
-            print(f"{rnd}answer {s['answer']!r} from {', '.join(s['chunks'])}")
-        elif step == "critique":
-            print(f"{rnd}  critique: support {s['support']}, usefulness {s['usefulness']}")
-        elif step == "refine":
-            print(f"{rnd}refined query: {s['query']!r}")
-        elif step == "select":
-            print(f"chosen: the answer of round {s['round']}: {s['answer']!r}")
-        else:
-            print(f"{rnd}{step}: {s['message']}")
-
-
 def parser():
     ap = argparse.ArgumentParser(description="Self-RAG: retrieve on demand, filter, answer, critique, refine the query.")
     ap.add_argument("question", nargs="?", default=DEMO, help="the question")
@@ -269,8 +246,8 @@ def settings(args):
 
 def main():
     args, kw, key = harness.parse_settings("self_rag", parser, settings)
-    harness.pattern_main("self-rag", args, lambda q: self_rag_answer(q, **kw), key, self_rag_stats, summarize_skips,
-                    print_trace)
+    harness.pattern_main("self-rag", args, lambda q: self_rag_answer(q, **kw), key, self_rag_stats, summarize_skips)
+
 
 if __name__ == "__main__":
     main()

@@ -28,6 +28,7 @@ import app
 import llm
 import multihop
 import page
+import patterns
 import steps
 import citations
 import harness
@@ -179,8 +180,14 @@ def test_render_trace_route_hops_and_cost(corpus):
 def test_describe_step_and_route_line_for_other_patterns():
     trigger = {"step": "trigger", "n": 1, "retrieval": 1, "confidence": 0.21, "low": [["Hart", 0.2]],
                "query": "born in", "chunks": ["tomas-vell#0"], "labels": ["S5"]}
-    assert page.describe_step(trigger) == "trigger 1: confidence 0.21 on Hart; query 'born in' brought S5"
-    assert page.describe_step({"step": "action", "action": "ambiguous", "max": 0.5}) == "action: action ambiguous; max 0.5"
+    assert steps.describe(trigger) == "trigger 1: confidence 0.21 on Hart; query 'born in' brought S5"
+    action = {"step": "action", "action": "ambiguous", "max": 0.5, "min": -0.5, "upper": 0.4, "lower": -0.9}
+    assert steps.describe(action) == "action: AMBIGUOUS (max 0.5, min -0.5; correct if a score > 0.4, incorrect if all < -0.9)"
+    assert steps.describe({"step": "merge", "chunks": ["a#0", "b#0"]}) == "merge: chunks a#0, b#0"  # no wording: its fields
+    segment = {"step": "segment", "n": 2, "kind": "sentence", "text": "Vell was born in Hartmoor.", "confidence": 0.3,
+               "low": [["Hartmoor", 0.3]], "threshold": 0.4}
+    assert steps.describe(segment) == "segment 2 (sentence, lowest p 0.30, under 0.4: 'Hartmoor' 0.30): Vell was born in Hartmoor."
+    assert steps.describe({"step": "relevance", "round": 2, "chunk": "a#0", "relevant": False}) == "[round 2] a#0: NOT relevant"
     line = page.route_line({"mode": "local", "trace": [{"step": "route", "mode": "local", "reason": "names an entity"}]},
                           "GraphRAG")
     assert line == "GraphRAG -> local; mode local; reason names an entity"
@@ -204,13 +211,14 @@ def test_check_input_empty_long_and_non_english():
 def test_graphrag_offered_only_when_its_graph_is_built(tmp_path, monkeypatch):
     import graphrag
     monkeypatch.setattr(graphrag, "graph_path", lambda corpus, chunker, extractor: tmp_path / f"{extractor}.json")
-    assert "GraphRAG" not in app.patterns(tmp_path) and list(app.patterns(tmp_path))[:2] == ["single", "smart router"]
+    assert "GraphRAG" not in app.choices_for(tmp_path) and list(app.choices_for(tmp_path))[:2] == ["single", "smart router"]
     (tmp_path / "titles.json").write_text("{}")
-    assert app.graph_extractor(tmp_path) == "titles" and "GraphRAG" in app.patterns(tmp_path)
+    assert "GraphRAG" in app.choices_for(tmp_path)
+    assert patterns.PATTERNS["graph_local"].kwargs_and_key(tmp_path)[0]["extractor"] == "titles"  # the graph built
 
 
 def test_handler_streams_progress_and_turns_errors_into_messages(corpus):
-    choices = app.patterns(corpus)
+    choices = app.choices_for(corpus)
     with scripted():
         steps = list(app.answer_steps(Q, "smart router", corpus, choices))
     assert len(steps) >= 2 and 'data-kind="busy"' in steps[0][0] and "retrieving and answering with smart router" in steps[0][0]
@@ -242,7 +250,7 @@ def test_steps_show_while_the_answer_is_still_being_written(corpus):
     yields = []
     with scripted():
         worker = threading.Thread(target=lambda: [yields.append(y) for y in
-                                                  app.answer_steps(f"{Q} {SLOW}", "smart router", corpus, app.patterns(corpus))])
+                                                  app.answer_steps(f"{Q} {SLOW}", "smart router", corpus, app.choices_for(corpus))])
         worker.start()
         deadline = time.time() + 30
         while not any('data-step="retrieve"' in (y[2] or "") for y in list(yields)) and time.time() < deadline:
@@ -274,7 +282,7 @@ def test_trace_publishes_to_the_watching_thread_only():
 def test_busy_notice_while_another_question_runs(corpus):
     RELEASE.clear()
     with scripted():
-        worker = threading.Thread(target=lambda: list(app.answer_steps(f"{Q} {SLOW}", "single", corpus, app.patterns(corpus))))
+        worker = threading.Thread(target=lambda: list(app.answer_steps(f"{Q} {SLOW}", "single", corpus, app.choices_for(corpus))))
         worker.start()
         deadline = time.time() + 30
         while not app._NOW and time.time() < deadline:

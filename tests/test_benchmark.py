@@ -10,6 +10,7 @@ that answers any JSON schema with a fixed valid reply; retrieval runs on the rea
 import json
 import re
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +20,7 @@ import flare
 import graphrag
 import judge
 import llm
+import patterns
 import retrieve
 import harness
 from cache import Cache
@@ -27,7 +29,7 @@ from generate import JSON_EXAMPLE, SYSTEM
 COLUMNS = ["answer_em", "answer_f1", "doc_recall", "citation_recall", "citation_precision", "llm_calls",
            "prompt_tokens", "completion_tokens", "seconds_p50"]
 GENERATE_SYSTEM = SYSTEM.format(example=JSON_EXAMPLE)
-NON_GRAPH = [p for p in benchmark.PATTERNS if not p.startswith("graph")]
+NON_GRAPH = [p for p in patterns.PATTERNS if not p.startswith("graph")]
 STRINGS = {"text": "Tomas Vell designed Ashford Bridge.", "answer": "Tomas Vell"}  # other strings: "" (no query, no subject)
 
 
@@ -145,7 +147,7 @@ def test_rows_are_shared_with_the_pattern_scripts(corpus, golden_path, own_cache
         harness.run(items, corpus=corpus)
     model = SCRIPTED_MODEL()
     with llm.use_model(model):
-        specs, _ = benchmark.pattern_specs(["single"], corpus, golden_path)
+        specs, _ = benchmark.pattern_specs(["single"], corpus)
         rows, calls, failed = benchmark.run_patterns(specs, items)
     assert calls == 0 and len(model.calls) == 0 and rows["single"][0]["id"] == items[0]["id"] and not failed
 
@@ -217,6 +219,6 @@ def test_pattern_rows_are_keyed_as_the_scripts_own_eval_keys_them(pattern, modul
     monkeypatch.setattr(harness, "pattern_main", lambda name, args, answer, kw, *rest, **k: seen.update(name=name, kw=kw))
     monkeypatch.setattr(sys, "argv", [f"{module}.py", "--corpus", str(corpus), "--eval", "2"])
     mod.main()
-    name, settings, _ = benchmark.pattern_specs([pattern], corpus, golden_path)[0][pattern]
-    assert (name, settings) == (seen["name"], benchmark.as_settings(seen["kw"]))
+    name, settings, _ = benchmark.pattern_specs([pattern], corpus)[0][pattern]
+    assert (name, settings) == (seen["name"], {k: str(v) if isinstance(v, Path) else v for k, v in seen["kw"].items()})
     assert settings["corpus"] == str(corpus) and "k" in settings

@@ -38,3 +38,19 @@ def test_the_walk_finds_a_cycle_when_there_is_one(tmp_path):
     (tmp_path / "c.py").write_text("import os\nimport a\n")
     graph = import_graph(tmp_path)
     assert [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1] == [["a", "b"]]
+
+
+def test_pattern_names_live_in_one_registry():
+    """No module lists other modules' patterns: a literal holding three or more names or labels of patterns whose
+    answer function lives elsewhere (multihop.py may list its own modes). Every pattern is in patterns.PATTERNS."""
+    import patterns
+    listed = {}
+    for path in sorted(ROOT.glob("*.py")):
+        theirs = {x for p in patterns.PATTERNS.values() if p.fn.__module__ != path.stem for x in (p.name, p.label) if x}
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            items = node.keys if isinstance(node, ast.Dict) else node.elts if isinstance(node, (ast.List, ast.Tuple, ast.Set)) else []
+            found = {i.value for i in items if isinstance(i, ast.Constant) and i.value in theirs}
+            if len(found) >= 3:
+                listed.setdefault(path.name, []).append(sorted(found))
+    assert not listed, listed
+    assert {"seed", "single", "smart", "chain", "flare", "self_rag", "crag", "graph_local"} <= set(patterns.PATTERNS)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import links
 import page
+import steps
 import retrieve
 from vector_index import build_index
 
@@ -91,7 +92,7 @@ def test_chain_cli_prints_the_link_and_eval_reports_chain(corpus, golden_path, t
 def test_the_page_shows_the_link_taken():
     step = {"step": "retrieve", "hop": 0, "query": Q, "method": "chain", "chunks": ["ashford-bridge#0", "tomas-vell#0"],
             "links": ["S2 reached from S1 via 'tomas vell' (its title)"]}
-    assert page.describe_step(step).endswith("; S2 reached from S1 via 'tomas vell' (its title)")
+    assert steps.describe(step).endswith("; S2 reached from S1 via 'tomas vell' (its title)")
     html = page._source_html({"doc": "tomas-vell", "title": "Tomas Vell", "chunk_id": "tomas-vell#0", "text": "x",
                               "via": {"from": "S1", "kind": "title", "name": "tomas vell"}})
     assert "reached from S1 via &#x27;tomas vell&#x27; (its title)" in html

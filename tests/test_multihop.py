@@ -351,7 +351,7 @@ def test_cli_prints_route_hops_and_cited_answer_scripted(corpus, monkeypatch, ca
     with scripted():
         mh.main()
     out = capsys.readouterr().out
-    assert "hop 1 answer: Tomas Vell" in out and "mode: iterative" in out
+    assert "hop 1: Who designed Ashford Bridge? -> Tomas Vell (source " in out and "mode: iterative" in out
     assert "answer:   Hartmoor   [verified]" in out and re.search(r"\[S\d: supports\]", out) and "llm calls" in out
     assert "not disputed: the passages that answer the question agree" in out   # the disagreement check ran
 
@@ -380,4 +380,4 @@ def test_chain_answer_is_one_call_and_its_trace_shows_the_link(corpus, capsys):
     assert step["method"] == "chain" and step["links"] == ["S2 reached from S1 via 'corran' (its title)"]
     mh.print_trace(r)
     out = capsys.readouterr().out
-    assert "hop 0 retrieve (chain)" in out and "\n  S2 reached from S1 via 'corran' (its title)" in out
+    assert "retrieve (hop 0) by chain" in out and "; S2 reached from S1 via 'corran' (its title)" in out

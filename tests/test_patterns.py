@@ -102,7 +102,8 @@ def test_flare_confident_segments_retrieve_once(scripted_retrieval):
     assert "assistant" not in [x["role"] for x in m.calls[0][0]]         # first segment: no prefill
     assert m.calls[2][0][-1] == {"role": "assistant", "content": "Ashford Bridge was designed by Tomas Vell [S1].\n"
                                                                  "Tomas Vell was born in Hartmoor [S2].\n"}
-    assert r["passages"] == r["retrieved"] and [p["id"] for p in r["passages"]] == ["S1", "S2"]
+    assert [p["chunk_id"] for p in r["passages"]] == [p["chunk_id"] for p in r["retrieved"]]
+    assert [p["id"] for p in r["passages"]] == ["S1", "S2"]
 
 
 def test_flare_low_confidence_triggers_retrieval_and_regenerates(scripted_retrieval):

@@ -1,0 +1,137 @@
+"""Every way the lab answers a question, in one registry: the page offers them (app.py), the benchmark runs
+them (benchmark.py), the injection test attacks them (injection.py).
+
+    import patterns
+    p = patterns.PATTERNS["flare"]
+    result = p.answer("In which village was the designer of Ashford Bridge born?", corpus=corpus)
+    name, settings = p.key(corpus)       # the name and settings its cached rows are kept under
+
+The contract a pattern keeps: an answer function `f(question, corpus=..., chunker=..., **settings)` that returns
+generate()'s dict plus mode, trace (a steps.Trace) and cost, built with steps.finish(). Adding a pattern means
+its module and one line in PATTERNS. `settings(corpus, chunker)` gives the answer's keyword arguments and the
+cache settings, the same ones the pattern's own `--eval` uses (flare.py, self_rag.py and crag.py take them
+from their own parser and settings()), so rows computed by a script are reused by the benchmark.
+"""
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import crag
+import flare
+import generate
+import graphrag
+import links
+import multihop
+import self_rag
+from retrieve import CORPUS_DIR, DEFAULT_CHUNKER
+from vector_index import CorpusError
+
+
+@dataclass(frozen=True)
+class Pattern:
+    name: str                  # the registry key: benchmark rows, injection.py --patterns
+    label: str                 # what the page's picker says ("" = not on the page)
+    fn: Callable               # the answer function
+    about: str                 # one line for --help and the benchmark report
+    cache: str                 # the name its rows are cached under
+    settings: Callable = None  # (corpus, chunker) -> (answer kwargs, cache settings); default: corpus and chunker
+    fixed: dict = field(default_factory=dict)  # always passed to fn (GraphRAG's mode)
+    options: tuple = ()        # the options settings() takes beside corpus and chunker (GraphRAG's extractor)
+
+    def kwargs_and_key(self, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, **options):
+        """(the answer's keyword arguments, the cache settings); options: a pattern's own (GraphRAG's extractor)."""
+        if self.settings:
+            return self.settings(corpus, chunker, **{k: v for k, v in options.items() if k in self.options})
+        kw = {"corpus": corpus, "chunker": chunker}
+        return kw, {"corpus": str(corpus), "chunker": chunker}
+
+    def key(self, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, **options):
+        """(cache name, cache settings) of this pattern's rows."""
+        return self.cache, self.kwargs_and_key(corpus, chunker, **options)[1]
+
+    def answer(self, question, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, **options):
+        """The pattern's answer with its default settings; CorpusError when it needs something not built."""
+        kw, _ = self.kwargs_and_key(corpus, chunker, **options)
+        return self.fn(question, **self.fixed, **kw)
+
+
+def _script(module):
+    """A pattern script's own defaults and cache settings, as its --eval runs them."""
+    def settings(corpus, chunker):
+        kw, key = module.settings(module.parser().parse_args(["--corpus", str(corpus), "--chunker", chunker]))
+        return kw, {k: str(v) if isinstance(v, Path) else v for k, v in key.items()}
+    return settings
+
+
+def _multihop(extra):
+    return lambda corpus, chunker: ({"corpus": corpus, "chunker": chunker},
+                                    {"corpus": str(corpus), **extra(chunker)})
+
+
+def _graph(mode):
+    def settings(corpus, chunker, extractor=None):  # default: the graph built ('llm' preferred)
+        extractor = extractor or next((e for e in graphrag.EXTRACTORS
+                                       if graphrag.graph_path(corpus, chunker, e).exists()), graphrag.EXTRACTORS[0])
+        if not graphrag.graph_path(corpus, chunker, extractor).exists():
+            graphrag.load(corpus, chunker, extractor)  # raises CorpusError, with the build command
+        return ({"corpus": corpus, "chunker": chunker, "extractor": extractor},
+                {"mode": mode, "extractor": extractor, "corpus": str(corpus), "chunker": chunker, "docs": 0,
+                 "docs_from_golden": False, "graph": str(graphrag.graph_path(corpus, chunker, extractor)),
+                 "version": graphrag.EXTRACT_VERSION})
+    return settings
+
+
+_MH = {"version": multihop.VERSION, "iterative_version": multihop.ITERATIVE_VERSION}
+PATTERNS = {p.name: p for p in [
+    Pattern("seed", "", generate.seed_answer, "the seed pipeline: seed_interleave retrieval + the lab's original "
+            "free-text prompt (baseline)", "seed", lambda c, ch: ({"corpus": c, "chunker": ch}, {
+                "retrieval": "seed_interleave", "style": "lab", "k": generate.SEED_K, "corpus": str(c), "chunker": ch})),
+    Pattern("single", "single", multihop.single_answer, "generate(): fused retrieval + the JSON cited prompt",
+            "generate-json", lambda c, ch: ({"corpus": c, "chunker": ch},
+                                            {"style": "json", "order": "best_first", "corpus": str(c)})),
+    Pattern("smart", "smart router", multihop.smart_answer, "multihop.smart_answer: learned router, then single "
+            "or chain", "multihop-smart", _multihop(lambda ch: {"chunker": ch, **_MH, "router": "learned"})),
+    Pattern("chain", "chain", multihop.chain_answer, "multihop.chain_answer: links from the first passages, "
+            "one cited answer (1 call)", "multihop-chain",
+            _multihop(lambda ch: {"chunker": ch, "version": multihop.VERSION, "chain": links.chain_version()})),
+    Pattern("parallel", "parallel", multihop.multihop_answer, "multihop.multihop_answer: decompose, retrieve each "
+            "part, one cited answer", "multihop-parallel", _multihop(lambda ch: {"version": multihop.VERSION})),
+    Pattern("iterative", "iterative", multihop.iterative_answer, "multihop.iterative_answer: hop by hop with "
+            "[ANSWER_N]", "multihop-iterative", _multihop(lambda ch: {"chunker": ch, **_MH})),
+    Pattern("flare", "FLARE", flare.flare_answer, "flare.flare_answer: retrieval triggered by low token confidence",
+            "flare", _script(flare)),
+    Pattern("self_rag", "Self-RAG", self_rag.self_rag_answer, "self_rag.self_rag_answer: retrieve on demand, "
+            "relevance filter, critique, refine", "self-rag", _script(self_rag)),
+    Pattern("crag", "CRAG", crag.crag_answer, "crag.crag_answer: grade retrieval, refine, web fallback (local "
+            "stand-in unless RAG_WEB=ddgs)", "crag", _script(crag)),
+    Pattern("graph_local", "GraphRAG", graphrag.graph_answer, "graphrag.graph_answer(mode='local'), when a graph "
+            "is built", "graphrag-local", _graph("local"), {"mode": "local"}, ("extractor",)),
+    Pattern("graph_global", "", graphrag.graph_answer, "graphrag.graph_answer(mode='global'), when a graph is "
+            "built", "graphrag-global", _graph("global"), {"mode": "global"}, ("extractor",)),
+]}
+DEFAULT = "smart"
+
+
+def on_page(corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER):
+    """{label: Pattern} the page offers for this corpus: GraphRAG only where its graph has been built."""
+    out = {}
+    for p in PATTERNS.values():
+        if not p.label:
+            continue
+        try:
+            p.kwargs_and_key(corpus, chunker)
+        except CorpusError:
+            continue
+        out[p.label] = p
+    return out
+
+
+def parse(text, allowed=None):
+    """'seed, flare' -> ['seed', 'flare']; 'all' -> every name allowed; ValueError naming an unknown one."""
+    allowed = list(allowed or PATTERNS)
+    names = allowed if text.strip() == "all" else [p.strip() for p in text.split(",") if p.strip()]
+    unknown = [p for p in names if p not in allowed]
+    if unknown or not names:
+        raise ValueError(f"unknown pattern {', '.join(map(repr, unknown)) or repr(text)}: "
+                         f"choose from {', '.join(allowed)} (comma-separated) or all")
+    return list(dict.fromkeys(names))
