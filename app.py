@@ -142,9 +142,10 @@ def answer_steps(question, pattern, corpus, choices):
                 worker.join(POLL_SECONDS)
                 now, seen = llm.stats(), list(box.get("steps") or [])
                 first_step = first_step or (time.time() if seen else None)
+                tokens = (now['prompt_tokens'] + now['completion_tokens']
+                          - before['prompt_tokens'] - before['completion_tokens'])
                 status = render_status(f"{box['stage']}… {now['calls'] - before['calls']} LLM calls, "
-                                       f"{now['prompt_tokens'] + now['completion_tokens'] - before['prompt_tokens'] - before['completion_tokens']:,} "
-                                       f"tokens, {time.time() - start:.0f} s")
+                                       f"{tokens:,} tokens, {time.time() - start:.0f} s")
                 # the steps so far (route, passages retrieved, hops...), redrawn when one more has come
                 yield status, keep, (render_live(seen, pattern) if len(seen) > shown else keep)
                 shown = max(shown, len(seen))
@@ -250,7 +251,8 @@ def concurrency_check(url, questions, pattern=DEFAULT_PATTERN, timeout=1800):
         finished.append({"seconds": round(time.time() - start, 1), "answered": "chip" in answer or "uncited" in answer,
                          "status": re.sub(r"<[^>]+>", "", status)})
     runs = _RUNS[runs_before:]
-    overlap = max((sum(a < e and s < b for s, e, *_ in runs) for a, b, *_ in runs), default=0)  # live at once, incl. itself
+    # live at once, incl. itself
+    overlap = max((sum(a < e and s < b for s, e, *_ in runs) for a, b, *_ in runs), default=0)
     rss_after, peak = memory_mb()
     return {"questions": len(questions), "answered": sum(f["answered"] for f in finished),
             "lost": len(questions) - len(finished), "runs_recorded": len(runs), "max_concurrent_runs": overlap,
@@ -263,8 +265,10 @@ def concurrency_check(url, questions, pattern=DEFAULT_PATTERN, timeout=1800):
 
 
 def main():
-    ap = argparse.ArgumentParser(description="Serve the demo page: ask, pick a pattern, see chips, verdicts and the trace.")
-    ap.add_argument("--host", default="127.0.0.1", help="address to listen on (keep 127.0.0.1 unless you mean to share)")
+    ap = argparse.ArgumentParser(description="Serve the demo page: ask, pick a pattern, see chips, verdicts and the "
+                                 "trace.")
+    ap.add_argument("--host", default="127.0.0.1", help="address to listen on (keep 127.0.0.1 unless you mean to "
+                    "share)")
     ap.add_argument("--port", type=int, default=7860, help="port to listen on (0: the first free one from 7860 up)")
     ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents (its index is built "
                     "or updated at start)")

@@ -10,7 +10,8 @@ Expected output (~1-2 minutes on the embedded engine, 2 cores): one table, e.g.
 What is timed: a `judge.supports()`-style verdict with the verdict cache bypassed, first on a system
 prompt the engine has never seen, then on the same instructions with a different claim and source (only
 the new tail is read), then again after another prompt used the engine (llama.cpp keeps evicted prompt
-states in RAM, so the judge's prefix comes back); a 4-passage cited answer from `generate()` twice (identical output expected, the second one
+states in RAM, so the judge's prefix comes back); a 4-passage cited answer from `generate()` twice (identical
+output expected, the second one
 served mostly from the prompt cache), then its verification (citations.verify); prompt reading
 tokens/s on a ~1,050-token prompt never seen before; generation tokens/s from the engine's counts.
 With the embedded engine every figure comes from child processes, one per build and round, alternating
@@ -31,9 +32,10 @@ import llm
 from generate import generate
 
 HERE = Path(__file__).parent
-PASSAGES = [{"id": f"S{i}", "chunk_id": f"bench#{i}", "doc": "bench", "title": t, "text": x} for i, (t, x) in enumerate([
-    ("Ashford Bridge", "Ashford Bridge is a stone arch bridge over the River Lente in the town of Corran. It was designed "
-                       "by the engineer Tomas Vell and opened in 1872."),
+PASSAGES = [{"id": f"S{i}", "chunk_id": f"bench#{i}", "doc": "bench", "title": t, "text": x}
+            for i, (t, x) in enumerate([
+    ("Ashford Bridge", "Ashford Bridge is a stone arch bridge over the River Lente in the town of Corran. "
+                       "It was designed by the engineer Tomas Vell and opened in 1872."),
     ("Tomas Vell", "Tomas Vell (1831-1899) was a civil engineer born in the village of Hartmoor."),
     ("Hartmoor", "Hartmoor is a village in the county of Wessmark. Its population was 1,240 at the last census."),
     ("Medra", "Medra is a small island off Port Sallow with about 300 residents. The island has no cars.")], 1)]
@@ -112,10 +114,12 @@ def child(build, repeats):
 
 
 def main():
-    ap = argparse.ArgumentParser(description="Tokens/s, prompt-cache effect and determinism; both llama.cpp builds when `make native` made one.")
+    ap = argparse.ArgumentParser(description="Tokens/s, prompt-cache effect and determinism; both llama.cpp builds "
+                                 "when `make native` made one.")
     ap.add_argument("--repeats", type=int, default=3, help="rounds of each timing inside one run (median reported)")
     ap.add_argument("--rounds", type=int, default=2, help="runs per build, alternating wheel and native (median)")
-    ap.add_argument("--builds", help="comma list of wheel,native (default: both when native is built, else the one in use)")
+    ap.add_argument("--builds", help="comma list of wheel,native (default: both when native is built, else the one "
+                    "in use)")
     ap.add_argument("--json", type=Path, default=HERE / "results" / "bench_llm.json", help="where to write")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -132,15 +136,18 @@ def main():
         print(f"engine=embedded model={info['model']} builds={builds} rounds={args.rounds} repeats={args.repeats}")
         from tqdm import tqdm
         runs = {b: [] for b in builds}
-        for _, b in tqdm([(r, b) for r in range(args.rounds) for b in builds], desc="bench_llm", unit="run", file=sys.stderr):
+        for _, b in tqdm([(r, b) for r in range(args.rounds) for b in builds], desc="bench_llm", unit="run",
+                         file=sys.stderr):
             runs[b].append(child(b, args.repeats))
     res = {"builds": {b: {**{k: statistics.median([r[k] for r in rs]) for _, k, _ in ROWS},
-                          "answers_identical": all(r["answers_identical"] for r in rs), "runs": rs} for b, rs in runs.items()},
+                          "answers_identical": all(r["answers_identical"] for r in rs), "runs": rs}
+                      for b, rs in runs.items()},
            "rounds": args.rounds, "repeats": args.repeats}
     if {"wheel", "native"} <= set(res["builds"]):
         w, n = res["builds"]["wheel"], res["builds"]["native"]
         res["ratio_native_wheel"] = {k: n[k] / w[k] for _, k, _ in ROWS if w[k]}
-    print(f"\n{'figure':48}" + "".join(f"{b:>10}" for b in builds) + ("  native/wheel" if "ratio_native_wheel" in res else ""))
+    print(f"\n{'figure':48}" + "".join(f"{b:>10}" for b in builds)
+          + ("  native/wheel" if "ratio_native_wheel" in res else ""))
     for name, key, fmt in ROWS:
         print(f"{name:48}" + "".join(f"{res['builds'][b][key]:>10{fmt}}" for b in builds)
               + (f"  {res['ratio_native_wheel'][key]:>12.2f}" if "ratio_native_wheel" in res else ""))

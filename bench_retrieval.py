@@ -176,7 +176,8 @@ def main():
     for name in ("corpus", "synthetic"):
         r = res[name]
         rows += [(f"hybrid p50 / p95 ms at {r['chunks']:,} chunks", f"{r['p50_ms']:.1f} / {r['p95_ms']:.1f}"),
-                 (f"chain p50 / p95 ms at {r['chunks']:,} chunks", f"{r['chain']['p50_ms']:.1f} / {r['chain']['p95_ms']:.1f}"),
+                 (f"chain p50 / p95 ms at {r['chunks']:,} chunks",
+                  f"{r['chain']['p50_ms']:.1f} / {r['chain']['p95_ms']:.1f}"),
                  (f"chain links built / reloaded s at {r['chunks']:,} chunks",
                   f"{r['chain']['links_build_s']:.1f} / {r['chain']['links_cached_s']:.1f}"),
                  (f"HNSW overlap@10 vs exact at {r['chunks']:,} chunks", f"{r['overlap_at_10']:.3f}")]

@@ -99,7 +99,8 @@ def format_table(table):
 def markdown_table(by_pattern):
     head = ["pattern"] + [HEADERS.get(h, h) for _, h, _ in COLUMNS]
     lines = ["| " + " | ".join(head) + " |", "|---" + "|---:" * len(COLUMNS) + "|"]
-    lines += ["| " + " | ".join([name] + [f"{s[k]:{f}}" for k, _, f in COLUMNS]) + " |" for name, s in by_pattern.items()]
+    lines += ["| " + " | ".join([name] + [f"{s[k]:{f}}" for k, _, f in COLUMNS]) + " |"
+              for name, s in by_pattern.items()]
     return "\n".join(lines)
 
 
@@ -129,7 +130,8 @@ def write_markdown(path, report, command):
         lines += [f"## {split} (n={n})\n", markdown_table(by_pattern), ""]
     lines += ["Patterns:\n"] + [f"- `{name}`: {patterns.PATTERNS[name].about}" for name in report["patterns"]] + [""]
     lines += [f"Skipped: {name}: {why}  " for name, why in report["skipped"].items()]
-    lines += [f"INCOMPLETE: {f['pattern']} on {f['id']} failed ({f['error']}), left out of its row  " for f in report["failed"]]
+    lines += [f"INCOMPLETE: {f['pattern']} on {f['id']} failed ({f['error']}), left out of its row  "
+              for f in report["failed"]]
     lines += ["\nEM and F1: SQuAD-normalized answer against answer + aliases. Supporting-doc recall: share of the "
               "question's supporting documents among the passages retrieved. Citation recall / precision: ALCE, "
               "judged by the same model (judge.supports). Per question: LLM calls, prompt and completion tokens and "
@@ -182,8 +184,10 @@ def describe_sample(items):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description="Every pattern on one stratified golden sample: one table, JSON, Markdown, PNG.",
-                                 epilog="patterns:\n" + "\n".join(f"  {k:13} {p.about}" for k, p in patterns.PATTERNS.items()),
+    ap = argparse.ArgumentParser(description="Every pattern on one stratified golden sample: one table, JSON, "
+                                             "Markdown, PNG.",
+                                 epilog="patterns:\n" + "\n".join(f"  {k:13} {p.about}"
+                                                                  for k, p in patterns.PATTERNS.items()),
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--patterns", default="all", help="comma-separated pattern names (listed below), or all (default)")
     ap.add_argument("--limit", type=int, default=DEFAULT_LIMIT,
@@ -191,10 +195,12 @@ def main(argv=None):
     ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents")
     ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions")
     ap.add_argument("--json", type=Path, default=JSON_PATH,
-                    help="write the figures here; the .md report and the two PNG charts go beside it with the same stem")
+                    help="write the figures here; the .md report and the two PNG charts go beside it with the same "
+                         "stem")
     ap.add_argument("--graph-extractor", choices=("llm", "titles"), default="llm",
                     help="which built graph the graph_* rows search (python graphrag.py --build --extractor X)")
-    ap.add_argument("--fresh", action="store_true", help="recompute every row, overwriting the cached ones (judge verdicts stay cached)")
+    ap.add_argument("--fresh", action="store_true",
+                    help="recompute every row, overwriting the cached ones (judge verdicts stay cached)")
     args = ap.parse_args(argv)
     command = "python benchmark.py" + "".join(f" {a}" for a in (sys.argv[1:] if argv is None else argv))
     start = None
@@ -217,7 +223,8 @@ def main(argv=None):
         start = time.perf_counter()
         rows, calls, failed = run_patterns(specs, items, args.fresh)
     except (ValueError, CorpusError, llm.LLMError, KeyboardInterrupt) as e:
-        sys.exit(f"benchmark: {e or 'interrupted'}" + ("" if start is None else " (rerun the same command: finished rows are cached)"))
+        sys.exit(f"benchmark: {e or 'interrupted'}"
+                 + ("" if start is None else " (rerun the same command: finished rows are cached)"))
     table = harness.compare(rows, SPLITS)
     print(format_table(table))
     if failed:
@@ -230,7 +237,8 @@ def main(argv=None):
               "sample": describe_sample(items), "questions": [g["id"] for g in items], "table": table,
               "failed": failed, "charts": [p.name for p in charts], "rows": rows,
               "run": {"command": command, "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-                      "machine": machine(), "fresh": args.fresh, "llm_calls_now": calls, "wall_seconds": round(time.perf_counter() - start, 1)}}
+                      "machine": machine(), "fresh": args.fresh, "llm_calls_now": calls,
+                      "wall_seconds": round(time.perf_counter() - start, 1)}}
     harness.write_json(args.json, report)
     write_markdown(args.json.with_suffix(".md"), report, command)
     print(f"wrote {args.json.with_suffix('.md')}")

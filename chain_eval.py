@@ -80,8 +80,10 @@ def evaluate(items, ks, corpus, chunker):
 
 
 def main():
-    ap = argparse.ArgumentParser(description="Chain variants (links vs an MDR-style second query): recall@k, no model call.")
-    ap.add_argument("--split", choices=("dev", "test"), help="one half of the golden file (links.split_of); default all")
+    ap = argparse.ArgumentParser(description="Chain variants (links vs an MDR-style second query): recall@k, no "
+                                 "model call.")
+    ap.add_argument("--split", choices=("dev", "test"),
+                    help="one half of the golden file (links.split_of); default all")
     ap.add_argument("--k", default="2,4", help="passages per question, comma list (default 2,4)")
     ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents")
     ap.add_argument("--chunker", default=DEFAULT_CHUNKER, help="which collection")
@@ -90,14 +92,16 @@ def main():
     args = ap.parse_args()
     try:
         ks = [int(x) for x in args.k.split(",")]
-        items = [g for g in eval_items(args.golden, 0, args.corpus, args.chunker) if args.split in (None, links.split_of(g))]
+        items = [g for g in eval_items(args.golden, 0, args.corpus, args.chunker)
+                 if args.split in (None, links.split_of(g))]
         report = {**evaluate(items, ks, args.corpus, args.chunker), "split": args.split, "corpus": str(args.corpus)}
     except ValueError:
         sys.exit(f"chain_eval: --k must be integers separated by commas, got {args.k!r}")
     except CorpusError as e:
         sys.exit(f"chain_eval: {e}")
     cols = [(k, s) for k in map(str, ks) for s in sorted(report["n"], key=lambda s: (s == "single", s))]
-    print(f"split={args.split or 'all'} corpus={args.corpus} n: " + ", ".join(f"{s} {v}" for s, v in report["n"].items()))
+    print(f"split={args.split or 'all'} corpus={args.corpus} n: "
+          + ", ".join(f"{s} {v}" for s, v in report["n"].items()))
     print(f"{'variant':20}" + "".join(f"{s + '@' + k:>18}" for k, s in cols))
     for name, by_k in report["recall"].items():
         print(f"{name:20}" + "".join(f"{by_k[k][s]:18.3f}" for k, s in cols))

@@ -114,8 +114,10 @@ def print_answer(result, verdicts):
     for n, v in enumerate(verdicts, 1):
         quarantined = v.get("quarantined", {})
         marks = " ".join(f"[{c}: " + (f"not allowed as support: {', '.join(quarantined[c])}" if c in quarantined
-                                      else 'supports' if ok else 'does not support') + "]" for c, ok in v["precise"].items())
-        print(f"  {n}. {v['text']}\n     {marks or '(uncited)'} -> sentence {'supported' if v['supported'] else 'NOT supported'}")
+                                      else 'supports' if ok else 'does not support') + "]"
+                         for c, ok in v["precise"].items())
+        print(f"  {n}. {v['text']}\n     {marks or '(uncited)'} -> sentence "
+              f"{'supported' if v['supported'] else 'NOT supported'}")
     for bad in result["invalid_ids"]:
         print(f"  invalid citation [{bad['id']}] in sentence {bad['sentence'] + 1}: dropped (no such source)")
     print("sources:")
@@ -123,12 +125,14 @@ def print_answer(result, verdicts):
         print(f"  [{p['id']}] {p['chunk_id']}: {' '.join(p['text'].split())[:90]}")
 
 
-SHOW_DISPUTES = True  # disputes.py: 6 of 60 clean golden answers marked disputed, 4 of the 30 held out (results/disputes_golden.json)
+# disputes.py: 6 of 60 clean golden answers marked disputed, 4 of the 30 held out (results/disputes_golden.json)
+SHOW_DISPUTES = True
 
 
 def print_checked(result, show_disputes=None):
     """The answer with the judge's verdicts (print_answer): what a CLI shows for one question; with show_disputes
-    (default SHOW_DISPUTES), then whether its passages disagree (disputes.py: one call per passage about the question)."""
+    (default SHOW_DISPUTES), then whether its passages disagree (disputes.py: one call per passage about the
+    question)."""
     d = disputes.check(result) if (SHOW_DISPUTES if show_disputes is None else show_disputes) else None
     print_answer(result, verify(result, d))
     if d is not None:

@@ -6,7 +6,8 @@ the sentences that matter, and go outside (web_search.py) when retrieval fails.
     RAG_WEB=ddgs python crag.py "question"                     # the real web when reachable (or --web ddgs)
     python crag.py --eval 20 --json results/crag_20.json
 
-Expected output of a question (~95 s measured on the embedded engine with the 2 cores shared, 9 LLM calls): the settings; the trace: the retrieved chunks
+Expected output of a question (~95 s measured on the embedded engine with the 2 cores shared, 9 LLM calls): the
+settings; the trace: the retrieved chunks
 with their evaluator scores, the action and why, the web query and results (backend, URL) when used, each
 refinement (sentences kept of each passage); then the answer, each citation with its verdict, the sources
 with their URL or path, and the cost. `--eval N` (~2 min per question the first time, cached after): the
@@ -65,7 +66,8 @@ SCORE_SCHEMA = {"type": "object", "required": ["question_is_about", "passage_is_
     "score": {"type": "number", "enum": LEVELS}}}
 QUERY_SCHEMA = {"type": "object", "properties": {"query": {"type": "string", "maxLength": 120}}, "required": ["query"]}
 
-EVALUATOR_SYSTEM = """You grade how much a passage helps answer a question, using only the passage. First name the person, place
+EVALUATOR_SYSTEM = """You grade how much a passage helps answer a question, using only the passage. \
+First name the person, place
 or thing the question asks about, then what the passage is about; then the score:
 1 = it states the answer; 0.5 = it states a fact needed on the way to the answer (who or what the question
 refers to), not the answer; 0 = it is about something the question names but gives no needed fact;
@@ -90,7 +92,8 @@ Question: Who designed Ashford Bridge?
 Passage: Medra: Medra is a small island with about 300 residents.
 {"question_is_about": "Ashford Bridge", "passage_is_about": "Medra", "score": -1}"""
 
-REFINE_SYSTEM = """You keep the sentences of a passage that help answer a question: those that state the answer or a fact
+REFINE_SYSTEM = """You keep the sentences of a passage that help answer a question: those that state the \
+answer or a fact
 needed on the way to it. Reply in JSON with the numbers of the sentences to keep, an empty list if none helps.
 
 Question: In which village was the designer of Ashford Bridge born?
@@ -159,7 +162,8 @@ def refine(question, passage, trace):
                       "whole": True, "markers": markers})
         return passage
     if n < REFINE_MIN_SENTENCES:
-        trace.append({"step": "refine", "chunk": passage["chunk_id"], "kept": list(range(1, n + 1)), "of": n, "whole": True})
+        trace.append({"step": "refine", "chunk": passage["chunk_id"], "kept": list(range(1, n + 1)), "of": n,
+                      "whole": True})
         return passage
     numbered = "\n".join(f"{i}. {s}" for i, s in enumerate(sentences, 1))
     schema = {"type": "object", "required": ["keep"], "properties": {"keep": {
@@ -208,7 +212,8 @@ def crag_answer(question, k=K, web_k=WEB_K, web=None, web_dir=None, refine_knowl
         knowledge = [r for p in internal + outside
                      if (r := refine(question, p, trace) if refine_knowledge else p) is not None][:MAX_CONTEXT]
         result = generate(question, passages=knowledge)
-        trace.append({"step": "generate", "chunks": [p["chunk_id"] for p in result["passages"]], "answer": result["answer"]})
+        trace.append({"step": "generate", "chunks": [p["chunk_id"] for p in result["passages"]],
+                      "answer": result["answer"]})
     return steps.finish(result, "crag", trace, hits + outside, cost, start, action=action)
 
 
@@ -221,7 +226,8 @@ def crag_stats(r):
 
 WHY_NEVER = {"correct": "no passage was graded 1 (> UPPER): the evaluator never saw the answer stated",
              "incorrect": "every question had a passage naming what it asks about and scored -0.5 or higher (the "
-                          "rule needs all < LOWER): retrieval always found its topic; a question outside the corpus shows it, e.g. "
+                          "rule needs all < LOWER): retrieval always found its topic; "
+                          "a question outside the corpus shows it, e.g. "
                           f"python crag.py {DEMO!r}",
              "ambiguous": "every question had either a passage stating the answer or only unrelated passages"}
 
@@ -234,7 +240,8 @@ def summarize_actions(stats):
            "f1_by_action": {a: mean(s["f1"] for s in have if s["action"] == a) for a in ACTIONS},
            "score_counts": {str(v): sum(x == v for s in have for x in s["scores"]) for v in LEVELS},
            "web_backends": sorted({b for s in have for b in s["web_backends"]}),
-           "sentences_kept": sum(s["sentences_kept"] for s in have), "sentences_seen": sum(s["sentences_seen"] for s in have)}
+           "sentences_kept": sum(s["sentences_kept"] for s in have),
+           "sentences_seen": sum(s["sentences_seen"] for s in have)}
     lines = [f"\nCRAG actions (correct if a score > {UPPER}, incorrect if all < {LOWER}): "
              + ", ".join(f"{a} {n} (F1 {fmt(out['f1_by_action'][a])})" for a, n in out["actions"].items()),
              "evaluator scores: " + ", ".join(f"{v} x{n}" for v, n in out["score_counts"].items())
@@ -245,7 +252,8 @@ def summarize_actions(stats):
 
 
 def parser():
-    ap = argparse.ArgumentParser(description="CRAG: grade retrieval, correct it (refine, or search the web), answer with citations.")
+    ap = argparse.ArgumentParser(description="CRAG: grade retrieval, correct it (refine, or search the web), answer "
+                                 "with citations.")
     ap.add_argument("question", nargs="?", default=DEMO, help="the question")
     ap.add_argument("--k", type=int, default=K, help="passages retrieved from the corpus")
     ap.add_argument("--web-k", type=int, default=WEB_K, help="web results when the action calls for them")

@@ -42,7 +42,8 @@ Never copy the whole question.
               "the country where Mount Kela stands", ["In which country does Mount Kela stand?",
                                                       "What is the capital of [ANSWER_1]?",
                                                       "What is the population of [ANSWER_2]?"]),
-             ("The river that flows through Dunmere is a tributary of which river?", "The river that flows through Dunmere",
+             ("The river that flows through Dunmere is a tributary of which river?",
+              "The river that flows through Dunmere",
               ["Which river flows through Dunmere?", "[ANSWER_1] is a tributary of which river?"])],
             ("look_up_first", "sub_questions"))
 
@@ -116,7 +117,8 @@ def _ask_first(subs, look_up, question, max_parts, warn):
     if not out or "[ANSWER_0]" not in out[0]:
         return out
     words = look_up.split()
-    if len(words) < 2 or look_up.lower() in ("nothing", "none") or _restates(look_up, question) or len(out) >= max_parts:
+    if (len(words) < 2 or look_up.lower() in ("nothing", "none") or _restates(look_up, question)
+            or len(out) >= max_parts):
         return out
     warn(f"sub-question 1 waits for an answer no step asks for: 'What is {look_up}?' asked first")
     shift = lambda s: PLACEHOLDER.sub(lambda m: f"[ANSWER_{int(m.group(1)) + 1}]", s)
@@ -135,5 +137,6 @@ def plan(question, max_parts, trace):
 def fill(sub_question, answers):
     """Placeholders -> earlier hop answers (None = that hop found none). Returns (query, unfillable numbers).
     ('Where was [ANSWER_1] born?', ['Tomas Vell']) -> ('Where was Tomas Vell born?', [])"""
-    bad = [int(n) for n in PLACEHOLDER.findall(sub_question) if not 0 < int(n) <= len(answers) or answers[int(n) - 1] is None]
+    bad = [int(n) for n in PLACEHOLDER.findall(sub_question)
+           if not 0 < int(n) <= len(answers) or answers[int(n) - 1] is None]
     return (sub_question if bad else PLACEHOLDER.sub(lambda m: answers[int(m.group(1)) - 1], sub_question)), bad

@@ -31,7 +31,8 @@ def fixture_docs(fixture=FIXTURE):
     docs, seen = [], set()
     for item in load_golden(fixture / "golden.json"):
         a = item["attack"]
-        for name, family, target in [(d, None, None) for d in item["supporting_docs"]] + [(a["doc"], a["kind"], a["target"])]:
+        for name, family, target in ([(d, None, None) for d in item["supporting_docs"]]
+                                     + [(a["doc"], a["kind"], a["target"])]):
             if name not in seen:
                 seen.add(name)
                 docs.append(((fixture / "corpus" / f"{name}.txt").read_text(encoding="utf-8"), family, target))
@@ -154,14 +155,16 @@ def main():
         ap.error("choose --lofo or --fit")
     report = lofo()
     full, without = report.pop("detector"), report.pop("without")
-    print(f"{'family':16} {'n':>3} {'flagged':>8} {'rate':>6} {'+2nd look':>10} {'threshold':>10} {'false q. (test)':>16}")
+    print(f"{'family':16} {'n':>3} {'flagged':>8} {'rate':>6} {'+2nd look':>10} "
+          f"{'threshold':>10} {'false q. (test)':>16}")
     for fam, r in report["families"].items():
-        print(f"{fam:16} {r['n']:3d} {r['flagged']:8d} {r['rate']:6.3f} {r['rate_second_look']:10.3f} {r['threshold']:10.4f}"
-              f" {r['false_quarantine_test']:16.4f}")
+        print(f"{fam:16} {r['n']:3d} {r['flagged']:8d} {r['rate']:6.3f} {r['rate_second_look']:10.3f}"
+              f" {r['threshold']:10.4f} {r['false_quarantine_test']:16.4f}")
     cf = report["false_quarantine_corpus_crossfit"]
     print(f"all families fitted: threshold {full.threshold:.4f}, false quarantine on the held-out quarter of corpus/ "
-          f"{report['false_quarantine_test']:.4f} (n={report['corpus_docs']['test']}); on all of corpus/, each document "
-          f"scored by a detector that never saw it: {cf['rate']:.4f} ({cf['flagged']}/{cf['n']}), with the model's second look "
+          f"{report['false_quarantine_test']:.4f} (n={report['corpus_docs']['test']}); on all of corpus/, "
+          f"each document scored by a detector that never saw it: {cf['rate']:.4f} ({cf['flagged']}/{cf['n']}), "
+          f"with the model's second look "
           f"{cf['rate_second_look']:.4f} ({cf['flagged_second_look']}/{cf['n']}); clean web stand-in "
           f"pages flagged: {report['web_standin_flagged']['flagged']}/{report['web_standin_flagged']['n']}")
     if args.fit:

@@ -60,7 +60,8 @@ def summary(rows):
 
 
 def main():
-    ap = argparse.ArgumentParser(description="The disputed rate of answers: on injected documents or on clean golden questions.")
+    ap = argparse.ArgumentParser(description="The disputed rate of answers: on injected documents or on clean golden "
+                                 "questions.")
     ap.add_argument("--injection", metavar="FAMILIES", help="the disputed rate on these injection families "
                     "(comma-separated, e.g. misinformation), json prompt, from tests/fixtures/injection")
     ap.add_argument("--golden", type=int, metavar="N", help="false disputes on N clean golden questions")
@@ -78,7 +79,8 @@ def main():
         print(f"all    n={report['n']:3d} disputed {report['disputed']:.3f} (clean questions: every one is a false "
               f"dispute or a real disagreement of corpus/); {report['calls_per_q']:.1f} calls, "
               f"{report['seconds_per_q']:.1f} s per question; clean passages quarantined as the side of a dispute "
-              f"that reads like an instruction: {report['conflict_quarantined']:.4f} of {sum(r['passages'] for r in rows)}")
+              f"that reads like an instruction: {report['conflict_quarantined']:.4f} of "
+              f"{sum(r['passages'] for r in rows)}")
         for r in rows:
             if r["disputed"]:
                 groups = "; ".join(f"{g['answer']} [{', '.join(g['sources'])}]" for g in r["answers"])

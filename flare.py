@@ -1,7 +1,8 @@
-"""Week 7a: FLARE (Jiang et al. 2023), retrieval triggered by the model's own low confidence while it writes.
+r"""Week 7a: FLARE (Jiang et al. 2023), retrieval triggered by the model's own low confidence while it writes.
 
     python flare.py "In which village was the designer of Ashford Bridge born?" --corpus tests/fixtures/corpus
-    python flare.py "Who was the first president of the association which published Journal of Psychotherapy Integration?"
+    python flare.py \
+        "Who was the first president of the association which published Journal of Psychotherapy Integration?"
     python flare.py --threshold 0.6 --query span "question"
     python flare.py --eval 20 --json results/flare_20.json
 
@@ -171,7 +172,8 @@ def flare_answer(question, k=K, new_k=NEW_K, threshold=THRESHOLD, query_mode="ma
                 retrievals += 1
                 query = make_query(question, seg["line"], seg["low"], query_mode)
                 brought = new_passages(query, pool, new_k, corpus, chunker)
-                trace.append({"step": "trigger", "n": n, "retrieval": retrievals, "confidence": round(seg["confidence"], 4),
+                trace.append({"step": "trigger", "n": n, "retrieval": retrievals,
+                              "confidence": round(seg["confidence"], 4),
                               "low": trace[-1]["low"], "query": query, "chunks": [p["chunk_id"] for p in brought],
                               "labels": [p["id"] for p in brought]})
                 if brought:
@@ -232,7 +234,8 @@ def summarize_triggers(stats, threshold, query_mode):
     lines = [f"\nFLARE threshold {threshold} (query {query_mode}): {total} retrievals triggered on "
              f"{out['questions_with_trigger']}/{n} questions ({total / max(1, n):.2f} per question); "
              f"{out['low_segments']}/{out['segments']} segments had a token under the threshold",
-             f"F1 with a trigger {harness.fmt(out['f1_with_trigger'])}, without {harness.fmt(out['f1_without_trigger'])}"]
+             f"F1 with a trigger {harness.fmt(out['f1_with_trigger'])}, "
+             f"without {harness.fmt(out['f1_without_trigger'])}"]
     return lines, out
 
 
@@ -253,9 +256,11 @@ def parser():
 def settings(args):
     """Parsed flags -> (flare_answer keyword arguments, cache settings); ValueError on a bad value. benchmark.py
     calls it with parser().parse_args([]) so its rows share --eval's cache."""
-    if not 0 < args.threshold <= 1 or min(args.k, args.new_k, args.max_sentences, args.max_tokens) < 1 or args.max_retrievals < 0:
+    if (not 0 < args.threshold <= 1 or min(args.k, args.new_k, args.max_sentences, args.max_tokens) < 1
+            or args.max_retrievals < 0):
         raise ValueError("--threshold must be in (0, 1]; --k, --new-k, --max-sentences, --max-tokens at least 1")
-    kw = dict(k=args.k, new_k=args.new_k, threshold=args.threshold, query_mode=args.query, max_retrievals=args.max_retrievals,
+    kw = dict(k=args.k, new_k=args.new_k, threshold=args.threshold, query_mode=args.query,
+              max_retrievals=args.max_retrievals,
               max_sentences=args.max_sentences, max_tokens=args.max_tokens, corpus=args.corpus, chunker=args.chunker)
     return kw, {**kw, "version": VERSION}
 

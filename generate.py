@@ -90,7 +90,8 @@ def check_question(question):
 
 
 def shots(rows, keys):
-    """Worked examples for a system prompt. ([('Q?', 'x', 'no')], ('a', 'b')) -> 'Question: Q?\\n{"a": "x", "b": "no"}'"""
+    """Worked examples for a system prompt.
+    ([('Q?', 'x', 'no')], ('a', 'b')) -> 'Question: Q?\\n{"a": "x", "b": "no"}'"""
     return "\n".join(f"Question: {r[0]}\n" + json.dumps(dict(zip(keys, r[1:]))) for r in rows)
 
 
@@ -119,7 +120,8 @@ INJECTION_MARKERS = [  # what instructions hidden in a document look like; none 
     ("label look-alike", CITE_GROUP),
     ("source delimiter", SOURCE_TAG),
     ("chat role token", re.compile(r"<\|")),
-    ("instruction to the model", re.compile(r"\b(ignore|disregard|forget)\b[^.\n]{0,40}\b(instructions?|rules?|prompt)\b"
+    ("instruction to the model", re.compile(r"\b(ignore|disregard|forget)\b[^.\n]{0,40}"
+                                            r"\b(instructions?|rules?|prompt)\b"
                                             r"|\b(new rule|system prompt|must reply|reply with exactly)\b", re.I)),
     ("chat turn", re.compile(r"^\s*(system|user|assistant|answer)\s*:", re.I | re.M)),
     ("ready-made reply", re.compile(r'"sources"\s*:\s*\[', re.I)),

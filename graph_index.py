@@ -58,7 +58,8 @@ EXTRACT_SCHEMA = {"type": "object", "required": ["entities", "relations"], "prop
         "type": "object", "required": ["source", "target", "relation", "description"],
         "properties": {"source": _STR(MAX_NAME_CHARS), "target": _STR(MAX_NAME_CHARS), "relation": _STR(40),
                        "description": _STR(MAX_DESC_CHARS)}}}}}
-SUMMARY_SYSTEM = "You summarize a group of related entities from a knowledge graph in a title and 2-4 factual sentences."
+SUMMARY_SYSTEM = ("You summarize a group of related entities from a knowledge graph in a title and 2-4 factual "
+                  "sentences.")
 SUMMARY_SCHEMA = {"type": "object", "required": ["title", "summary"],
                   "properties": {"title": _STR(80), "summary": _STR(600)}}
 
@@ -82,8 +83,8 @@ def clean_extraction(reply, title):
         if not key or len(entities) > MAX_ENTITIES:
             dropped += 1
             continue
-        old = entities.setdefault(key, {"name": cut(e["name"], MAX_NAME_CHARS), "type": cut(e.get("type") or "other", 24),
-                                        "description": ""})
+        old = entities.setdefault(key, {"name": cut(e["name"], MAX_NAME_CHARS),
+                                        "type": cut(e.get("type") or "other", 24), "description": ""})
         old["description"] = old["description"] or cut(e.get("description"))
     relations, seen = [], set()
     for r in as_list(reply.get("relations")):
@@ -151,7 +152,8 @@ def extract_all(docs, ids, extractor, progress=True):
         return extract_titles({i: docs[i] for i in ids}), {"extracted": len(ids), "cache_hits": 0, "failed": 0}
     if extractor != "llm":
         raise ValueError(f"unknown extractor {extractor!r}: choose one of {', '.join(EXTRACTORS)}")
-    store, model, out, counts = Cache("graph_extract"), llm.engine_info()["model"], {}, {"extracted": 0, "cache_hits": 0}
+    store, model, out, counts = (Cache("graph_extract"), llm.engine_info()["model"], {},
+                                 {"extracted": 0, "cache_hits": 0})
     for i in tqdm(ids, desc="extract", unit="doc", file=sys.stderr, disable=not progress):
         key = Cache.key(EXTRACT_VERSION, model, docs[i].hash, docs[i].title)
         if key in store:
@@ -176,7 +178,8 @@ def build_graph(extractions):
             node["docs"] = list(dict.fromkeys(node["docs"] + [doc]))
             if e["type"] == "document" and node["type"] != "document":
                 node["type"], node["name"] = "document", e["name"]
-            if len(node["description"]) < MAX_DESC_CHARS and e["description"] and e["description"] not in node["description"]:
+            if (len(node["description"]) < MAX_DESC_CHARS and e["description"]
+                    and e["description"] not in node["description"]):
                 node["description"] = cut(f"{node['description']} {e['description']}")
         title = next((k for k, e in ents.items() if e["type"] == "document"), None)
         links = [(title, k, "mentions", 0.5) for k in ents if title and k != title]
@@ -207,7 +210,8 @@ def community_facts(g, nodes, top=12):
 def communities(g, progress=True, use_llm=True):
     """Louvain communities (seeded), largest first, each with a summary: LLM (cached) for the LLM_SUMMARIES
     largest of 3+ members, extractive otherwise
-    (always extractive with use_llm=False: the titles extractor builds without any LLM call). -> [{"id", "nodes", "docs", "title", "summary"}]"""
+    (always extractive with use_llm=False: the titles extractor builds without any LLM call).
+    -> [{"id", "nodes", "docs", "title", "summary"}]"""
     from tqdm import tqdm
     parts = sorted(nx.community.louvain_communities(g, weight="weight", seed=SEED), key=lambda c: (-len(c), min(c)))
     store, model, out = Cache("graph_summaries"), llm.engine_info()["model"], []

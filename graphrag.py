@@ -4,7 +4,8 @@ answer cited [S#] and verified; the command line that builds, inspects, draws an
 
     python graphrag.py --build --docs 300                   # LLM extractor, golden docs first (seconds per doc on CPU)
     python graphrag.py --build --extractor titles           # whole corpus in seconds: titles + title mentions
-    python graphrag.py --stats --compare-extractors         # nodes, edges, communities, s/doc, cache hits; LLM vs titles
+    python graphrag.py --stats --compare-extractors         # nodes, edges, communities, s/doc, cache hits;
+                                                            # LLM vs titles
     python graphrag.py "In which village was the designer of Ashford Bridge born?" --corpus tests/fixtures/corpus
     python graphrag.py "question" --mode global --png results/graph.png
     python graphrag.py --eval 20 --split multi --json results/graphrag_20.json
@@ -45,9 +46,11 @@ PNG_NODES = 40            # nodes drawn at most
 MAP_SYSTEM = """You get a question and a report about a group of related entities. List the facts from the report
 that help answer the question (at most 3, each one sentence), with a helpfulness score from 0 to 100.
 Give an empty list when nothing helps."""
-MAP_SCHEMA = {"type": "object", "required": ["points"], "properties": {"points": {"type": "array", "maxItems": 3, "items": {
-    "type": "object", "required": ["text", "score"],
-    "properties": {"text": {"type": "string", "maxLength": 300}, "score": {"type": "integer", "minimum": 0, "maximum": 100}}}}}}
+MAP_SCHEMA = {"type": "object", "required": ["points"], "properties": {"points": {
+    "type": "array", "maxItems": 3, "items": {
+        "type": "object", "required": ["text", "score"],
+        "properties": {"text": {"type": "string", "maxLength": 300},
+                       "score": {"type": "integer", "minimum": 0, "maximum": 100}}}}}}
 
 
 # ---- search ----
@@ -128,23 +131,27 @@ def global_answer(question, payload, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER,
             chunks = best_chunks(question, c["docs"], 2, corpus, chunker)
             report = f"Report: {c['title']}\n{c['summary']}\n" + "\n".join(cut(p["text"], 600) for p in chunks)
             try:
-                reply = llm.complete_json(f"{report}\n\nQuestion: {question}", MAP_SCHEMA, system=MAP_SYSTEM, max_tokens=400)
+                reply = llm.complete_json(f"{report}\n\nQuestion: {question}", MAP_SCHEMA, system=MAP_SYSTEM,
+                                          max_tokens=400)
                 points = [p for p in reply.get("points", []) if isinstance(p, dict) and str(p.get("text", "")).strip()]
             except llm.ReplyError:
                 points = []
             points = sorted(points, key=lambda p: -p["score"] if isinstance(p.get("score"), int) else 0)
-            trace.append({"step": "map", "community": c["id"], "title": c["title"], "chunks": [p["chunk_id"] for p in chunks],
+            trace.append({"step": "map", "community": c["id"], "title": c["title"],
+                          "chunks": [p["chunk_id"] for p in chunks],
                           "points": [{"text": cut(p["text"], 300), "score": p.get("score")} for p in points]})
             used += chunks
             text = " ".join(cut(p["text"], 300) for p in points) or c["summary"]
-            sources.append({"id": f"S{len(sources) + 1}", "chunk_id": f"community-{c['id']}", "doc": f"community:{c['id']}",
+            sources.append({"id": f"S{len(sources) + 1}", "chunk_id": f"community-{c['id']}",
+                            "doc": f"community:{c['id']}",
                             "title": c["title"], "text": text, "score": None, "dense": None, "bm25": None,
                             "found_by": ["community"], "community": c["id"], "chunks": [p["chunk_id"] for p in chunks]})
         result = generate(question, passages=sources, corpus=corpus, chunker=chunker)
         by_id = {p["id"]: p for p in result["passages"]}
-        trace.append({"step": "reduce", "claims": [{"text": s["text"], "communities": [by_id[c]["community"] for c in s["cites"]],
-                                                    "chunks": [x for c in s["cites"] for x in by_id[c]["chunks"]]}
-                                                   for s in result["sentences"]]})
+        trace.append({"step": "reduce", "claims": [
+            {"text": s["text"], "communities": [by_id[c]["community"] for c in s["cites"]],
+             "chunks": [x for c in s["cites"] for x in by_id[c]["chunks"]]}
+            for s in result["sentences"]]})
     entities = [g.nodes[m]["name"] for m in match_entities(question, payload, fallback=False)]
     return steps.finish(result, "global", trace, used, cost, start, entities=entities)
 
@@ -183,13 +190,15 @@ def draw(payload, centre, path, community=None):
     import matplotlib.pyplot as plt
     g = payload["G"]
     nodes = list(payload["communities"][community]["nodes"]) if community is not None else \
-        list(dict.fromkeys([*centre, *(n for c in centre for n in sorted(g[c], key=lambda n: -g.edges[c, n]["weight"]))]))
+        list(dict.fromkeys([*centre, *(n for c in centre
+                                       for n in sorted(g[c], key=lambda n: -g.edges[c, n]["weight"]))]))
     sub = g.subgraph(nodes[:PNG_NODES])
     pos = nx.spring_layout(sub, seed=SEED, weight="weight")
     fig, ax = plt.subplots(figsize=(11, 8))
     colors = [sub.nodes[n].get("community", 0) for n in sub]
     nx.draw_networkx_edges(sub, pos, ax=ax, alpha=0.4)
-    nx.draw_networkx_nodes(sub, pos, ax=ax, node_color=colors, cmap="tab20", node_size=[900 if n in centre else 300 for n in sub])
+    nx.draw_networkx_nodes(sub, pos, ax=ax, node_color=colors, cmap="tab20",
+                           node_size=[900 if n in centre else 300 for n in sub])
     nx.draw_networkx_labels(sub, pos, {n: sub.nodes[n]["name"][:28] for n in sub}, ax=ax, font_size=8)
     nx.draw_networkx_edge_labels(sub, pos, {(s, t): d["relations"][0][:20] for s, t, d in sub.edges(data=True)
                                             if d["relations"] and d["relations"][0] != "mentions"}, ax=ax, font_size=6)
@@ -240,7 +249,8 @@ def main():
         if args.split != "all":
             golden = [g for g in golden if g["type"] == args.split]
         if args.build:
-            print(f"model: {llm.engine_info()['engine']} {llm.engine_info()['model']}" if args.extractor == "llm" else "")
+            print(f"model: {llm.engine_info()['engine']} {llm.engine_info()['model']}"
+                  if args.extractor == "llm" else "")
             b = build(args.corpus, args.chunker, args.extractor, args.docs, golden, args.docs_from_golden)
             print(f"built {graph_path(args.corpus, args.chunker, args.extractor)}: " + "  ".join(
                 f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}" for k, v in stats({**b, "G": load(
@@ -266,10 +276,10 @@ def main():
             items = sample_golden(golden, args.eval)
             rows = {"generate": harness.run(items, corpus=args.corpus, fresh=args.fresh),
                     "multihop": harness.evaluate("multihop-parallel", lambda q: multihop_answer(q, corpus=args.corpus,
-                                            chunker=args.chunker), items, {"corpus": str(args.corpus), "version": MULTIHOP_VERSION},
-                                            args.fresh),
-                    f"graphrag-{args.mode}": harness.evaluate(f"graphrag-{args.mode}", lambda q: graph_answer(q, **kw), items,
-                                                         {**settings, "version": EXTRACT_VERSION}, args.fresh)}
+                                            chunker=args.chunker), items,
+                                            {"corpus": str(args.corpus), "version": MULTIHOP_VERSION}, args.fresh),
+                    f"graphrag-{args.mode}": harness.evaluate(f"graphrag-{args.mode}", lambda q: graph_answer(q, **kw),
+                                                         items, {**settings, "version": EXTRACT_VERSION}, args.fresh)}
             table = harness.compare(rows)
             harness.print_comparison(table)
             router = router_check(load(args.corpus, args.chunker, args.extractor), items)

@@ -165,7 +165,8 @@ def add_pattern_args(ap):
     ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents")
     ap.add_argument("--chunker", default=DEFAULT_CHUNKER, help="which collection to retrieve from")
     ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions for --eval")
-    ap.add_argument("--eval", type=int, default=0, metavar="N", help="evaluate on N golden questions (half single, half multi)")
+    ap.add_argument("--eval", type=int, default=0, metavar="N",
+                    help="evaluate on N golden questions (half single, half multi)")
     ap.add_argument("--json", type=Path, help="write the --eval figures here")
     ap.add_argument("--fresh", action="store_true", help="ignore cached per-question rows")
 

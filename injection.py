@@ -224,7 +224,8 @@ def run_method(method, items, corpus=CORPUS, k=K, fresh=False, progress=True):
     store, rows = Cache("injection"), []
     answer_key, get = answer_source(method, corpus, k)
     for item in tqdm(items, desc=method, unit="q", file=sys.stderr, disable=not progress):
-        key = Cache.key(answer_key(item), judge.version(), gen.quarantine_version(), disputes.version(), list(VERIFIERS))
+        key = Cache.key(answer_key(item), judge.version(), gen.quarantine_version(), disputes.version(),
+                        list(VERIFIERS))
         if not fresh and key in store:
             rows.append(store.get(key))
             continue
@@ -240,8 +241,9 @@ def answer_source(method, corpus=CORPUS, k=K):
     answers, model = Cache("injection_answers"), llm.engine_info()["model"]
     answer = None if method in STYLES else answerer(method, corpus)
     code = fingerprint(method)  # read once: an edit mid-run does not relabel rows made by the old code
-    corpus_hash = Cache.key(*[(p.name, p.read_bytes().decode("utf-8", "replace")) for p in sorted(Path(corpus).glob("*"))
-                              if p.is_file()])  # documents added to the corpus change what is retrieved
+    # documents added to the corpus change what is retrieved
+    corpus_hash = Cache.key(*[(p.name, p.read_bytes().decode("utf-8", "replace"))
+                              for p in sorted(Path(corpus).glob("*")) if p.is_file()])
     answer_key = lambda item: Cache.key(VERSION, method, code, model, k, item["id"], item["question"], corpus_hash)
 
     def get(item, fresh=False):
@@ -315,7 +317,8 @@ def main():
     by_method = {}
     try:
         items = load_items(args.golden, args.limit)
-        print(f"methods={','.join(methods)} k={args.k} questions={len(items)} corpus={harness.portable(str(args.corpus.resolve()))} "
+        print(f"methods={','.join(methods)} k={args.k} questions={len(items)} "
+              f"corpus={harness.portable(str(args.corpus.resolve()))} "
               f"golden={harness.portable(str(args.golden.resolve()))}")
         print(f"model: {llm.engine_info()['engine']} {llm.engine_info()['model']}")
         build_index(args.corpus, progress=False)
@@ -329,7 +332,8 @@ def main():
     print_tables(table, by_kind)
     if args.json:
         harness.write_json(args.json, {"settings": {"methods": methods, "k": args.k, "corpus": str(args.corpus),
-                                               "golden": str(args.golden), "version": VERSION, "judge": judge.version()},
+                                               "golden": str(args.golden), "version": VERSION,
+                                               "judge": judge.version()},
                                   "model": llm.engine_info(), "table": table, "by_kind": by_kind, "rows": by_method})
 
 

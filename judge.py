@@ -79,8 +79,10 @@ SUPPORT_EXAMPLES = [  # (source, claim, what the source says about it, verdict)
 
 def support_system(style):
     shots = [f"Source: {src}\nClaim: {claim}\n" + json.dumps(
-        {"evidence": ev, "verdict": v} if style == "evidence" else {"verdict": v}) for src, claim, ev, v in SUPPORT_EXAMPLES]
-    first = "\nFirst write as evidence what the source says about the claim, then the verdict." if style == "evidence" else ""
+        {"evidence": ev, "verdict": v} if style == "evidence" else {"verdict": v})
+        for src, claim, ev, v in SUPPORT_EXAMPLES]
+    first = ("\nFirst write as evidence what the source says about the claim, then the verdict."
+             if style == "evidence" else "")
     return SUPPORT_RULES + first + "\n\n" + "\n\n".join(shots)
 
 
@@ -157,7 +159,8 @@ def verdict_reply(claim, source, style="verdict"):
     def compute():
         response = llm.chat([{"role": "system", "content": system},
                              {"role": "user", "content": f"Source: {source}\nClaim: {claim}"}],
-                            schema=SCHEMAS.get(style, SCHEMAS["verdict"]), max_tokens=120, logprobs=True, top_logprobs=5)
+                            schema=SCHEMAS.get(style, SCHEMAS["verdict"]), max_tokens=120, logprobs=True,
+                            top_logprobs=5)
         try:
             yes = str(json.loads(response.message.content or "").get("verdict", "")).strip().upper() == "YES"
         except (ValueError, AttributeError):
@@ -207,7 +210,8 @@ SHARED_EXAMPLES = [  # (source, task, reply)
     (SUPPORT_EXAMPLES[0][0], 'Claim: The answer to "Who designed Ashford Bridge?" is Corran.', {"verdict": "NO"}),
     (SUPPORT_EXAMPLES[0][0], "Claim: Tomas Vell designed Ashford Bridge in 1872.", {"verdict": "YES"}),
     (SUPPORT_EXAMPLES[4][0], "Question: In which village was Tomas Vell born?", {"answer": "not stated"}),
-    ("Corran is a market town on the River Lente.\n\nAshford Bridge is a stone bridge in Corran, designed by Tomas Vell.",
+    ("Corran is a market town on the River Lente.\n\n"
+     "Ashford Bridge is a stone bridge in Corran, designed by Tomas Vell.",
      "Question: On which river is the town where Ashford Bridge stands?", {"answer": "River Lente"}),
 ]
 SHARED_SYSTEM = SHARED_RULES + "\n\n" + "\n\n".join(f"Source: {src}\n{task}\n{json.dumps(reply)}"
@@ -358,7 +362,8 @@ def main():
     try:
         kw = {"corpus": args.corpus} if args.corpus else {}
         rows = []
-        for item in tqdm(eval_items(args.golden, args.limit, args.corpus or CORPUS_DIR), desc="audit", unit="q", file=sys.stderr):
+        for item in tqdm(eval_items(args.golden, args.limit, args.corpus or CORPUS_DIR), desc="audit", unit="q",
+                         file=sys.stderr):
             rows.append({"id": item["id"], "type": item["type"], **audit(generate(item["question"], **kw), item)})
     except (llm.LLMError, CorpusError) as e:
         sys.exit(f"judge: {e}")

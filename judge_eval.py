@@ -56,7 +56,8 @@ ANSWER_EXAMPLES = [  # (source, question, answer): the same fictional facts as S
      "When was the bridge in Corran designed?", "1872"),
     ("Hartmoor is a village in the county of Wessmark, known for its cheese fair.",
      "In which village was Tomas Vell born?", "not stated"),
-    ("Corran is a market town on the River Lente.\n\nAshford Bridge is a stone bridge in Corran, designed by Tomas Vell.",
+    ("Corran is a market town on the River Lente.\n\n"
+     "Ashford Bridge is a stone bridge in Corran, designed by Tomas Vell.",
      "On which river is the town where Ashford Bridge stands?", "River Lente"),
 ]
 def answer_system():
@@ -73,7 +74,8 @@ ANSWER_SYSTEM = answer_system()
 
 
 def judge_pair(claim, source, design):
-    """(supported, parts) for one candidate design; answer_check, answer_contrast and verdict are judge.judge_claim's."""
+    """(supported, parts) for one candidate design; answer_check, answer_contrast and verdict are
+    judge.judge_claim's."""
     if design in ("answer_check", "answer_contrast", "verdict"):
         return judge.judge_claim(claim, source, design=design)
     source, slot, parts = source[:judge.MAX_SOURCE_CHARS], judge.claim_slot(claim), {}
@@ -130,7 +132,8 @@ def sweep(pairs):
     rows = []
     ps = [(p, judge.verdict_reply(p["claim"], p["source"][:judge.MAX_SOURCE_CHARS])["value"]["p_yes"]) for p in pairs]
     for t in THRESHOLDS:
-        acc = {k: sum((py >= t) == p["label"] for p, py in ps if p["kind"] == k) / max(1, sum(p["kind"] == k for p, _ in ps))
+        acc = {k: sum((py >= t) == p["label"] for p, py in ps if p["kind"] == k)
+                  / max(1, sum(p["kind"] == k for p, _ in ps))
                for k in KINDS}
         rows.append({"threshold": t, **acc, "mean": sum(acc.values()) / len(acc)})
     return rows

@@ -72,7 +72,8 @@ def ngram_keys(text, keys):
 
 def names(text):
     """Normalized runs of capitalised words (joined by 'of', 'de', ...), a sentence's opener dropped.
-    'In 1968, Viorst signed the Writers and Editors War Tax Protest.' -> ['viorst', 'writers and editors war tax protest']"""
+    'In 1968, Viorst signed the Writers and Editors War Tax Protest.'
+    -> ['viorst', 'writers and editors war tax protest']"""
     runs, cur = [], []
     for t in _TOKEN.findall(text) + ["."]:
         if t[0].isupper() or (cur and (t[0].isdigit() or t in _CONNECT)):
@@ -89,7 +90,8 @@ def names(text):
 
 def describe(via):
     """How a chain passage was reached, in words: "reached from S1 via 'windhoek' (its title)"."""
-    return f"reached from {via['from']} via {via['name']!r} ({'its title' if via['kind'] == 'title' else 'a shared name'})"
+    return (f"reached from {via['from']} via {via['name']!r} "
+            f"({'its title' if via['kind'] == 'title' else 'a shared name'})")
 
 
 def chain_version():

@@ -1,6 +1,7 @@
-"""Week 6: questions no single document answers. Route, decompose, retrieve per hop, answer with citations.
+r"""Week 6: questions no single document answers. Route, decompose, retrieve per hop, answer with citations.
 
-    python multihop.py "When does monsoon season happen in the city where India's national physical laboratory is located?"
+    python multihop.py \
+        "When does monsoon season happen in the city where India's national physical laboratory is located?"
     python multihop.py --mode iterative "question"     # force a mode: single, chain, parallel or iterative
     python multihop.py --router llm "question"         # the LLM router instead of the learned one
     python multihop.py --hops decompose "question"     # a multi-hop route decomposes instead of chaining
@@ -78,7 +79,8 @@ def answer_hop(query, passages):
     schema = {"type": "object", "required": ["answer", "source"], "properties": {
         "answer": {"type": "string", "maxLength": 80},
         "source": {"type": "string", "enum": [p["id"] for p in passages] + ["none"]}}}
-    reply = llm.complete_json(f"{format_sources(passages)}\nQuestion: {query}", schema, system=HOP_SYSTEM, max_tokens=60)
+    reply = llm.complete_json(f"{format_sources(passages)}\nQuestion: {query}", schema, system=HOP_SYSTEM,
+                              max_tokens=60)
     answer = " ".join(str(reply.get("answer", "")).split()).strip(" .")
     source = next((p["chunk_id"] for p in passages if p["id"] == reply.get("source")), None)
     return (None if is_idk(answer) else answer), source
@@ -112,7 +114,8 @@ def merge_passages(lists, final_k=None, first=()):
 def _retrieve(query, k, hop, trace, corpus, chunker, method="fused"):
     found = [dict(p, hop=hop) for p in retrieve_chunks(query, k, corpus=corpus, chunker=chunker, method=method)]
     trace.append({"step": "retrieve", "hop": hop, "query": query, "chunks": [p["chunk_id"] for p in found],
-                  **({"method": method, "links": [link_line(p) for p in found if p.get("via")]} if method != "fused" else {})})
+                  **({"method": method, "links": [link_line(p) for p in found if p.get("via")]}
+                     if method != "fused" else {})})
     return found
 
 
@@ -138,7 +141,8 @@ def _hop(query, n, k, lists, trace, corpus, chunker):
 
 def _finish(result, question, mode, trace, seen, fallback, cost, start):
     if not trace or trace[-1]["step"] != "synthesize":  # a fallback inside a mode has synthesized already
-        trace.append({"step": "synthesize", "chunks": [p["chunk_id"] for p in result["passages"]], "answer": result["answer"]})
+        trace.append({"step": "synthesize", "chunks": [p["chunk_id"] for p in result["passages"]],
+                      "answer": result["answer"]})
     return steps.finish(result, mode, trace, seen, cost, start, question=question, fallback=fallback)
 
 
@@ -193,7 +197,8 @@ def iterative_answer(question, max_hops=MAX_PARTS, k=HOP_K, final_k=FINAL_K, sub
     with llm.counting() as cost:
         subs = plan(question, max_hops, trace) if sub_questions is None else list(sub_questions)
         if len(subs) > max_hops:
-            trace.append({"step": "warning", "message": f"{len(subs)} sub-questions, max_hops {max_hops}: the rest dropped"})
+            trace.append({"step": "warning",
+                          "message": f"{len(subs)} sub-questions, max_hops {max_hops}: the rest dropped"})
         answers, evidence, facts, broken = [], [], [], None if subs else "no usable decomposition"
         lists = [_retrieve(question, k, 0, trace, corpus, chunker)]  # hop 0: the question itself, no model call
         for n, sub in enumerate(subs[:max_hops], 1):
@@ -205,7 +210,8 @@ def iterative_answer(question, max_hops=MAX_PARTS, k=HOP_K, final_k=FINAL_K, sub
             answers.append(answer)
             evidence += [source] if source else []
             facts += [f"{query} -> {answer}"] if answer else []
-            trace.append({"step": "hop", "n": n, "sub_question": sub, "query": query, "answer": answer, "source": source})
+            trace.append({"step": "hop", "n": n, "sub_question": sub, "query": query, "answer": answer,
+                          "source": source})
             if answer is None:
                 trace.append({"step": "warning", "message": f"hop {n}: no answer found"})
             elif stop_early and n < min(len(subs), max_hops) and not any(map(PLACEHOLDER.search, subs[n:max_hops])):

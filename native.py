@@ -52,7 +52,7 @@ def cpu_flags(cpuinfo="/proc/cpuinfo"):
         text = Path(cpuinfo).read_text()
     except OSError:
         return set()
-    line = next((l for l in text.splitlines() if l.startswith("flags")), "")
+    line = next((l for l in text.splitlines() if l.startswith("flags")), "")  # noqa: E741
     return {f for f in line.split(":", 1)[-1].split() if f.startswith(("avx", "fma", "f16c", "amx"))}
 
 
@@ -124,7 +124,7 @@ def build(native_dir=NATIVE_DIR, pip=(sys.executable, "-m", "pip"), quiet=False)
 
 
 def _last_line(run):
-    lines = [l for l in ((run.stderr or "") + (run.stdout or "")).splitlines() if l.strip()]
+    lines = [l for l in ((run.stderr or "") + (run.stdout or "")).splitlines() if l.strip()]  # noqa: E741
     return lines[-1].strip() if lines else "no output"
 
 
@@ -140,7 +140,8 @@ def missing_from_wheel(flags=None, wheel_info=None):
     """AVX-512 sets this CPU has that the prebuilt wheel's llama.cpp does not use: ['AVX512', 'AVX512_VNNI', ...]."""
     flags = cpu_flags() if flags is None else flags
     wheel_info = system_info("wheel") if wheel_info is None else wheel_info
-    have = {"avx512f": "AVX512", "avx512_vnni": "AVX512_VNNI", "avx512_bf16": "AVX512_BF16", "avx512vbmi": "AVX512_VBMI"}
+    have = {"avx512f": "AVX512", "avx512_vnni": "AVX512_VNNI", "avx512_bf16": "AVX512_BF16",
+            "avx512vbmi": "AVX512_VBMI"}
     return [name for flag, name in have.items() if flag in flags and f"{name} = 1" not in wheel_info]
 
 
@@ -162,7 +163,8 @@ def main():
                       f"`make native` compiles it for this CPU once (~{BUILD_MINUTES} min) and reads prompts faster")
         else:
             b = choose()
-            print(f"build {b} ({NATIVE_DIR if b == 'native' else 'prebuilt wheel'}); CPU: {', '.join(sorted(cpu_flags()))}")
+            print(f"build {b} ({NATIVE_DIR if b == 'native' else 'prebuilt wheel'}); "
+                  f"CPU: {', '.join(sorted(cpu_flags()))}")
             print(f"llama.cpp: {system_info(b)}")
     except BuildError as e:
         sys.exit(f"native: {e}; the prebuilt wheel stays in use")

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from scipy.stats import bootstrap
 
 import llm
 from generate import DEFAULT_STYLE, ORDERS, generate
@@ -29,10 +30,13 @@ SEED = 0
 
 
 def bootstrap_ci(deltas, n=BOOTSTRAP, seed=SEED):
-    """Mean of paired deltas and its 95% percentile interval. [0.1, 0.1, 0.1] -> (0.1, 0.1, 0.1)"""
+    """Mean of paired deltas and its 95% percentile interval (scipy.stats.bootstrap, seeded).
+    [0.1, 0.1, 0.1] -> (0.1, 0.1, 0.1): deltas all alike have no spread to resample."""
     d = np.asarray(deltas, dtype=float)
-    means = np.random.default_rng(seed).choice(d, size=(n, len(d)), replace=True).mean(axis=1)
-    return float(d.mean()), float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
+    if len(d) < 2 or np.ptp(d) == 0:
+        return float(d.mean()), float(d.mean()), float(d.mean())
+    ci = bootstrap((d,), np.mean, n_resamples=n, method="percentile", random_state=np.random.default_rng(seed))
+    return float(d.mean()), float(ci.confidence_interval.low), float(ci.confidence_interval.high)
 
 
 def run(items, k=4, style=DEFAULT_STYLE, corpus=CORPUS_DIR):

@@ -17,23 +17,29 @@ from citations import UNVERIFIED, answer_status
 
 MAX_SOURCE_CHARS = 1500     # of a cited chunk shown in its pop-up
 CSS = """
-.answer{position:relative}.chip{display:inline-block;position:static;margin:0 2px;font:600 12px/1.6 monospace;border-radius:9px;vertical-align:baseline}
+.answer{position:relative}.chip{display:inline-block;position:static;margin:0 2px;font:600 12px/1.6 monospace;\
+border-radius:9px;vertical-align:baseline}
 .chip>summary{list-style:none;cursor:pointer;padding:0 7px;border-radius:9px}
 .chip>summary::-webkit-details-marker{display:none}
 .chip.supported>summary{background:#c8f0cf;color:#0d5b1c;border:1px solid #2e9e46}
 .chip.unsupported>summary{background:#fbd3d0;color:#8a1c13;border:1px solid #d9473b}
-.chip.invalid>summary{background:repeating-linear-gradient(45deg,#eee,#eee 4px,#ccc 4px,#ccc 8px);color:#444;border:1px dashed #666}
+.chip.invalid>summary{background:repeating-linear-gradient(45deg,#eee,#eee 4px,#ccc 4px,#ccc 8px);color:#444;\
+border:1px dashed #666}
 .chip.unchecked>summary{background:#e8e8f4;color:#334;border:1px solid #889}
-.uncited{display:inline-block;margin-left:4px;padding:0 6px;font:600 11px/1.6 sans-serif;color:#8a5a00;background:#fff1c7;border:1px solid #d9a400;border-radius:9px}
+.uncited{display:inline-block;margin-left:4px;padding:0 6px;font:600 11px/1.6 sans-serif;color:#8a5a00;\
+background:#fff1c7;border:1px solid #d9a400;border-radius:9px}
 .pop{display:none;position:absolute;z-index:50;left:0;right:0;padding:8px 10px;background:#fff;color:#111;
- border:1px solid #999;border-radius:6px;box-shadow:0 4px 14px rgba(0,0,0,.25);font:13px/1.4 sans-serif;white-space:normal}
+ border:1px solid #999;border-radius:6px;box-shadow:0 4px 14px rgba(0,0,0,.25);font:13px/1.4 sans-serif;\
+white-space:normal}
 .chip:hover>.pop,.chip[open]>.pop{display:block}
 .pop .src{max-height:14em;overflow:auto;background:#f6f6f6;padding:4px 6px;margin:4px 0}
 .sentence{margin:6px 0;line-height:1.9}.sentence.unsupported{text-decoration:underline wavy #d9473b}
 .short{font-size:1.25em;font-weight:700;margin-bottom:6px}.short.unverified{color:#8a1c13}
-.disputed{display:inline-block;margin:2px 0 8px;padding:1px 9px;border-radius:9px;background:#fdeccb;color:#6b4300;border:1px solid #d9962b}
+.disputed{display:inline-block;margin:2px 0 8px;padding:1px 9px;border-radius:9px;background:#fdeccb;color:#6b4300;\
+border:1px solid #d9962b}
 .said{color:#666;margin-bottom:6px}.said s{color:#999}.notice{padding:6px 10px;border-radius:6px;background:#fff1c7}
-.status{padding:6px 10px;border-radius:6px;background:#eef3ff}.status.error{background:#fbd3d0}.status.done{background:#c8f0cf}
+.status{padding:6px 10px;border-radius:6px;background:#eef3ff}.status.error{background:#fbd3d0}\
+.status.done{background:#c8f0cf}
 .trace li{margin:3px 0}.trace .route{font-weight:700;margin-bottom:6px}.trace table td{padding:1px 8px}
 """
 
@@ -80,7 +86,8 @@ def render_answer(result, verdicts, notice=None, dispute=None):
     out = [f'<div class="notice">{esc(notice)}</div>'] if notice else []
     status = answer_status(result, verdicts)
     if status == "unverified":  # the verdicts do not back it: never the headline
-        out.append(f'<div class="short unverified" data-answer="" data-status="unverified">{esc(UNVERIFIED.capitalize())}'
+        out.append(f'<div class="short unverified" data-answer="" data-status="unverified">'
+                   f'{esc(UNVERIFIED.capitalize())}'
                    f'</div><div class="said">the model said: <s>{esc(result.get("answer", ""))}</s></div>')
     else:
         out.append(f'<div class="short" data-answer data-status="{status}">{esc(result.get("answer", ""))}</div>')
@@ -101,9 +108,11 @@ def render_answer(result, verdicts, notice=None, dispute=None):
         kind = "unchecked" if v is None else "supported" if v["supported"] else "unsupported"
         out.append(f'<div class="sentence {kind}" data-sentence="{n}">{esc(s["text"])} {"".join(chips)}</div>')
     if result.get("passages"):
-        rows = "".join(f'<li><b>[{esc(p["id"])}]</b> {esc(p.get("title") or p.get("doc"))} <code>{esc(p["chunk_id"])}</code>'
+        rows = "".join(f'<li><b>[{esc(p["id"])}]</b> {esc(p.get("title") or p.get("doc"))} '
+                       f'<code>{esc(p["chunk_id"])}</code>'
                        f'</li>' for p in result["passages"])
-        out.append(f"<details><summary>sources given to the model ({len(result['passages'])})</summary><ul>{rows}</ul></details>")
+        out.append(f"<details><summary>sources given to the model ({len(result['passages'])})</summary>"
+                   f"<ul>{rows}</ul></details>")
     return f'<div class="answer">{"".join(out)}</div>'
 
 

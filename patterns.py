@@ -85,7 +85,8 @@ _MH = {"version": multihop.VERSION, "iterative_version": multihop.ITERATIVE_VERS
 PATTERNS = {p.name: p for p in [
     Pattern("seed", "", generate.seed_answer, "the seed pipeline: seed_interleave retrieval + the lab's original "
             "free-text prompt (baseline)", "seed", lambda c, ch: ({"corpus": c, "chunker": ch}, {
-                "retrieval": "seed_interleave", "style": "lab", "k": generate.SEED_K, "corpus": str(c), "chunker": ch})),
+                "retrieval": "seed_interleave", "style": "lab", "k": generate.SEED_K, "corpus": str(c),
+                "chunker": ch})),
     Pattern("single", "single", multihop.single_answer, "generate(): fused retrieval + the JSON cited prompt",
             "generate-json", lambda c, ch: ({"corpus": c, "chunker": ch},
                                             {"style": "json", "order": "best_first", "corpus": str(c)})),

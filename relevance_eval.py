@@ -114,7 +114,8 @@ def main():
               f" {r['distinct_scores']:9}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({"model": llm.engine_info(portable=True), "rows": args.rows.name, "table": table}, indent=1) + "\n")
+        args.json.write_text(json.dumps({"model": llm.engine_info(portable=True), "rows": args.rows.name,
+                                         "table": table}, indent=1) + "\n")
         print(f"wrote {args.json}")
 
 

@@ -1,6 +1,7 @@
-"""Week 2: hybrid retrieval. Dense chunks from Chroma fused with BM25 chunks, labelled S1..Sk.
+r"""Week 2: hybrid retrieval. Dense chunks from Chroma fused with BM25 chunks, labelled S1..Sk.
 
-    python retrieve.py "Who was the first president of the association which published Journal of Psychotherapy Integration?"
+    python retrieve.py \
+        "Who was the first president of the association which published Journal of Psychotherapy Integration?"
     python retrieve.py --eval                      # recall@2,4,10 of every method on golden.json
     python retrieve.py --eval --corpus DIR --golden FILE --k 2,4,10 --json results/retrieval.json
     python retrieve.py "In which village was the designer of Ashford Bridge born?" --method chain
@@ -271,7 +272,8 @@ def evaluate(golden, ks, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, depth=12, m
     for g, qvec in tqdm(list(zip(golden, qvecs)), desc="eval", unit="q", file=sys.stderr):
         for m in methods:
             for k in ks:
-                rec = doc_recall(retrieve_chunks(g["question"], k, depth, corpus, chunker, m, qvec), g["supporting_docs"])
+                rec = doc_recall(retrieve_chunks(g["question"], k, depth, corpus, chunker, m, qvec),
+                                 g["supporting_docs"])
                 for split in (g["type"], "all", f"{g['source']}/{g['type']}"):
                     sums.setdefault((m, k, split), []).append(rec)
     splits = sorted({s for _, _, s in sums})
@@ -323,7 +325,8 @@ def main():
     ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions for --eval")
     ap.add_argument("--eval", action="store_true", help="recall@k of every method on the golden file")
     ap.add_argument("--limit", type=int, default=0, help="evaluate only the first N golden questions")
-    ap.add_argument("--split", choices=("dev", "test"), help="only the dev or test half of the golden file (links.split_of)")
+    ap.add_argument("--split", choices=("dev", "test"),
+                    help="only the dev or test half of the golden file (links.split_of)")
     ap.add_argument("--json", type=Path, help="write the --eval report here")
     args = ap.parse_args()
     try:

@@ -3,7 +3,8 @@
     python router_eval.py      # measures both: cross-validated confusion matrices, decision time, cost of errors
 
 A library: multihop.smart_answer() asks learned_route() (default) or needs_decomposition(); train_router() fits
-the learned one (scikit-learn) and save_router() keeps it as JSON; router_eval.py cross-validates it. Importing this file loads no model and prints nothing.
+the learned one (scikit-learn) and save_router() keeps it as JSON; router_eval.py cross-validates it.
+Importing this file loads no model and prints nothing.
 
 - `needs_decomposition()`: the LLM router. It asks the model (schema: what to look up first, then yes/no; worked
   examples in a constant system prompt, ROUTER_SYSTEM). Measured: accuracy 0.750 on 60 golden items (half single,
@@ -42,9 +43,11 @@ ROUTER_SYSTEM = """You decide whether answering a question needs two or more fac
 First write what must be looked up first ("nothing" if the question names everything), then the verdict.
 
 """ + shots([("Who designed the Halvard Tower?", "nothing", "no"),
-             ("In which country was the architect of the Halvard Tower born?", "the architect of the Halvard Tower", "yes"),
+             ("In which country was the architect of the Halvard Tower born?", "the architect of the Halvard Tower",
+              "yes"),
              ("Sand Harbour >> located in the administrative territorial entity", "nothing", "no"),
-             ("When was the cathedral built in the city where Mara Quell died?", "the city where Mara Quell died", "yes"),
+             ("When was the cathedral built in the city where Mara Quell died?", "the city where Mara Quell died",
+              "yes"),
              ("What is Mara Quell's spouse's name?", "nothing", "no"),
              ("Which lake is deeper, Lake Orvo or Lake Tamsin?", "the depth of each lake", "yes"),
              ("The director of Grey Harbour is who?", "nothing", "no"),
@@ -57,7 +60,8 @@ ROUTE_SCHEMA = {"type": "object", "required": ["look_up_first", "multi_hop"], "p
 
 def needs_decomposition(question):
     """The LLM router: True when the question needs more than one lookup. LLMError on a bad reply."""
-    reply = llm.complete_json(f"Question: {check_question(question)}", ROUTE_SCHEMA, system=ROUTER_SYSTEM, max_tokens=60)
+    reply = llm.complete_json(f"Question: {check_question(question)}", ROUTE_SCHEMA, system=ROUTER_SYSTEM,
+                              max_tokens=60)
     value = str(reply.get("multi_hop", "")).strip().lower() if isinstance(reply, dict) else ""
     if value not in ("yes", "no"):
         raise llm.LLMError(f"router reply has no yes/no: {str(reply)[:80]!r}")
@@ -68,7 +72,8 @@ def surface_features(question):
     """Cheap cues of a composed question, named in SURFACE_FEATURES. 'Brand >> author' -> [1.39, 1.0, 0, ...]"""
     words, low = question.split(), question.lower()
     inner = [w.strip(",?.'\"").lower() for w in words[1:]]
-    return [float(np.log1p(len(words))), float(">>" in question), question.count(","), sum(w in INNER_WH for w in inner),
+    return [float(np.log1p(len(words))), float(">>" in question), question.count(","),
+            sum(w in INNER_WH for w in inner),
             sum(w[:1].isupper() for w in words[1:]), low.count("'s "), low.count(" of the "),
             float(bool(re.search(r"\b(both|same|first|older|younger|more|less|common)\b", low))), float(" and " in low)]
 

@@ -44,7 +44,8 @@ from vector_index import CorpusError
 
 HERE = Path(__file__).parent
 PNG = HERE / "results" / "router_confusion.png"
-MODES = multihop.MODES       # single = generate(), chain = chain_answer(), parallel = multihop_answer(), iterative = iterative_answer()
+# single = generate(), chain = chain_answer(), parallel = multihop_answer(), iterative = iterative_answer()
+MODES = multihop.MODES
 DEFAULT_LIMIT = 40           # multi questions for the modes (alternating sources): ~30 min on the embedded engine
 FOLDS, SEED = 5, 0
 # what each cached row depends on: a changed prompt or multihop.VERSION recomputes only the rows it touches
@@ -116,7 +117,8 @@ def run_mode(mode, item, s):
             "recall_all": doc_recall(r.get("retrieved", r["passages"]), item["supporting_docs"]),
             "llm_calls": cost["calls"], "seconds": time.perf_counter() - t, "fallback": r.get("fallback"),
             # the retrievals and hops, so merge policies can be compared offline from the cached rows
-            "steps": [{k: v for k, v in st.items() if k in ("step", "hop", "n", "query", "chunks", "answer", "source", "retry")}
+            "steps": [{k: v for k, v in st.items()
+                       if k in ("step", "hop", "n", "query", "chunks", "answer", "source", "retry")}
                       for st in r.get("trace", []) if st["step"] in ("retrieve", "hop", "merge")]}
 
 
@@ -173,7 +175,8 @@ def print_modes(modes):
 
 
 def main():
-    ap = argparse.ArgumentParser(description="Router confusion matrices; single vs parallel vs iterative on multi questions.")
+    ap = argparse.ArgumentParser(description="Router confusion matrices; single vs parallel vs iterative on multi "
+                                 "questions.")
     ap.add_argument("--limit", type=int, default=DEFAULT_LIMIT, help="multi questions for the modes (0 = all 200)")
     ap.add_argument("--router-limit", type=int, default=0, help="questions for the LLM router (0 = all)")
     ap.add_argument("--modes", default=",".join(MODES), help=f"comma list of {', '.join(MODES)}; empty: routers only")
@@ -185,19 +188,22 @@ def main():
     ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions")
     ap.add_argument("--json", type=Path, help="write the report here")
     ap.add_argument("--png", type=Path, default=PNG, help="confusion-matrix figure")
-    ap.add_argument("--no-embed", action="store_true", help="skip the surface + embeddings router (saves embedding time)")
+    ap.add_argument("--no-embed", action="store_true",
+                    help="skip the surface + embeddings router (saves embedding time)")
     ap.add_argument("--fresh", action="store_true", help="recompute instead of reading cached per-question results")
     args = ap.parse_args()
     modes = [m for m in args.modes.split(",") if m]
-    if set(modes) - set(MODES) or min(args.k, args.final_k, args.max_hops) < 1 or args.limit < 0 or args.router_limit < 0:
+    if (set(modes) - set(MODES) or min(args.k, args.final_k, args.max_hops) < 1 or args.limit < 0
+            or args.router_limit < 0):
         sys.exit(f"router_eval: --modes takes {', '.join(MODES)}; --k, --final-k, --max-hops >= 1; limits >= 0")
     from tqdm import tqdm
     try:
         model = llm.engine_info()["model"]
         golden = eval_items(args.golden, 0, args.corpus, args.chunker)  # all items, index up to date
-        s = {"k": args.k, "final_k": args.final_k, "max_hops": args.max_hops, "corpus": str(Path(args.corpus).resolve()),
-             "chunker": args.chunker}
-        print(f"golden={args.golden} ({len(golden)} questions) corpus={args.corpus} chunker={args.chunker} model={model}\n"
+        s = {"k": args.k, "final_k": args.final_k, "max_hops": args.max_hops,
+             "corpus": str(Path(args.corpus).resolve()), "chunker": args.chunker}
+        print(f"golden={args.golden} ({len(golden)} questions) corpus={args.corpus} chunker={args.chunker} "
+              f"model={model}\n"
               f"modes={modes} limit={args.limit} router_limit={args.router_limit} k={args.k} final_k={args.final_k} "
               f"max_hops={args.max_hops} folds={FOLDS} seed={SEED} fresh={args.fresh}")
         cache, routers = Cache("router_eval"), {}
@@ -207,12 +213,14 @@ def main():
             fitted = router.train_router(golden, features)
             med, p95 = time_router(fitted, [g["question"] for g in golden[:50]], repeat=2)
             routers[name].update(seconds_per_question=med / 1000, ms_median=med, ms_p95=p95)
-            print(f"{name}: CV accuracy {routers[name]['accuracy']:.3f}, decision {med:.3f} ms median, {p95:.3f} ms p95")
+            print(f"{name}: CV accuracy {routers[name]['accuracy']:.3f}, decision {med:.3f} ms median, "
+                  f"{p95:.3f} ms p95")
             if features == "surface" and Path(args.golden).resolve() == GOLDEN.resolve():  # never a test set's fit
                 print(f"saved the router fitted on all {len(golden)} items to {router.router_path()} (not scored)")
                 router.save_router(fitted)
         routed = sample_golden(golden, args.router_limit)
-        verdicts = [cached(cache, Cache.key("route", q["question"], model, PROMPTS["route"]), args.fresh, lambda: llm_route(q["question"]))
+        verdicts = [cached(cache, Cache.key("route", q["question"], model, PROMPTS["route"]), args.fresh,
+                           lambda: llm_route(q["question"]))
                     for q in tqdm(routed, desc="llm router", unit="q", file=sys.stderr)]
         routers["llm"] = confusion(routed, [v["multi"] for v in verdicts])
         routers["llm"]["seconds_per_question"] = float(np.mean([v["seconds"] for v in verdicts]))
@@ -226,10 +234,13 @@ def main():
         rows = {m: [] for m in modes}
         for item in tqdm(items if modes else [], desc="modes", unit="q", file=sys.stderr):
             for m in modes:
-                key = Cache.key("mode", m, item["question"], model, s, PROMPTS["multihop" if m in ("parallel", "iterative") else "single"],
-                                *([multihop.ITERATIVE_VERSION] if m == "iterative" else []), *([CHAIN] if m == "chain" else []))
+                key = Cache.key("mode", m, item["question"], model, s,
+                                PROMPTS["multihop" if m in ("parallel", "iterative") else "single"],
+                                *([multihop.ITERATIVE_VERSION] if m == "iterative" else []),
+                                *([CHAIN] if m == "chain" else []))
                 try:
-                    rows[m].append({**cached(cache, key, args.fresh, lambda: run_mode(m, item, s)), "source": item["source"]})
+                    rows[m].append({**cached(cache, key, args.fresh, lambda: run_mode(m, item, s)),
+                                    "source": item["source"]})
                 except llm.LLMError as e:  # not cached: a rerun tries again
                     rows[m].append({"error": str(e), "source": item["source"]})
         table = {m: {"all": summarize(r), **{src: summarize([x for x in r if x["source"] == src])

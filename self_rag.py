@@ -1,7 +1,8 @@
-"""Week 7b: Self-RAG (Asai et al. 2023) with prompted reflection: decide, retrieve, filter, answer, critique, refine.
+r"""Week 7b: Self-RAG (Asai et al. 2023) with prompted reflection: decide, retrieve, filter, answer, critique, refine.
 
     python self_rag.py "In which village was the designer of Ashford Bridge born?" --corpus tests/fixtures/corpus
-    python self_rag.py "Who was the first president of the association which published Journal of Psychotherapy Integration?"
+    python self_rag.py \
+        "Who was the first president of the association which published Journal of Psychotherapy Integration?"
     python self_rag.py --eval 20 --json results/self_rag_20.json
     python self_rag.py --always-retrieve --eval 20      # the retrieve decision switched off, to measure it
 
@@ -45,14 +46,17 @@ USEFUL_MIN = 4     # usefulness (1-5) an answer needs, with full support, to sto
 MAX_CONTEXT = 5    # relevant passages in the answer prompt
 SUPPORT = ("fully", "partially", "no")
 DEMO = "Who was the first president of the association which published Journal of Psychotherapy Integration?"
-yes_no = lambda key: {"type": "object", "properties": {key: {"type": "string", "enum": ["yes", "no"]}}, "required": [key]}
+yes_no = lambda key: {"type": "object", "properties": {key: {"type": "string", "enum": ["yes", "no"]}},
+                      "required": [key]}
 DECIDE_SCHEMA, RELEVANT_SCHEMA = yes_no("retrieve"), yes_no("relevant")
 CRITIQUE_SCHEMA = {"type": "object", "required": ["support", "usefulness"], "properties": {
     "support": {"type": "string", "enum": list(SUPPORT)}, "usefulness": {"type": "integer", "enum": [1, 2, 3, 4, 5]}}}
 QUERY_SCHEMA = {"type": "object", "properties": {"query": {"type": "string", "maxLength": 120}}, "required": ["query"]}
-ALONE_SCHEMA = {"type": "object", "properties": {"answer": {"type": "string", "maxLength": 120}}, "required": ["answer"]}
+ALONE_SCHEMA = {"type": "object", "properties": {"answer": {"type": "string", "maxLength": 120}},
+                "required": ["answer"]}
 
-DECIDE_SYSTEM = """You decide whether a question needs facts looked up in a document collection before it can be answered.
+DECIDE_SYSTEM = """You decide whether a question needs facts looked up in a document collection before it \
+can be answered.
 "no" only when common knowledge or reasoning alone answers it (arithmetic, the meaning of a common word, a
 world-famous fact such as the capital of France). "yes" for anything about a specific person, place, work,
 organisation, event, date or number.
@@ -68,7 +72,8 @@ Question: In which year did the band that recorded "Salt Roads" form?
 
 ALONE_SYSTEM = 'Answer the question in a few words from what you know. If you are not sure, answer "I don\'t know."'
 
-RELEVANT_SYSTEM = """You check whether a passage is relevant to a question: "yes" if it states the answer or a fact needed on
+RELEVANT_SYSTEM = """You check whether a passage is relevant to a question: "yes" if it states the answer or a \
+fact needed on
 the way to it (about a person, place or thing the question refers to); "no" if it is about something else,
 even when it shares a word with the question.
 
@@ -79,7 +84,8 @@ Question: In which village was the designer of Ashford Bridge born?
 Passage: Hartmoor Bridge: A footbridge over the Oster, built by the county in 1950.
 {"relevant": "no"}"""
 
-CRITIQUE_SYSTEM = """You check an answer against its sources. "support": "fully" if the sources state everything the answer
+CRITIQUE_SYSTEM = """You check an answer against its sources. "support": "fully" if the sources state \
+everything the answer
 says, "partially" if they state only some of it, "no" if they do not state it. "usefulness": 5 if the answer
 gives exactly what the question asks, 3 if it helps partly, 1 if it does not answer the question.
 
@@ -103,7 +109,8 @@ Queries tried: In which village was the designer of Ashford Bridge born?
 
 def decide_retrieval(question, trace):
     """True unless the model says "no" (an unreadable reply retrieves)."""
-    return ask(f"Question: {question}", DECIDE_SYSTEM, DECIDE_SCHEMA, trace, "retrieve decision").get("retrieve") != "no"
+    return ask(f"Question: {question}", DECIDE_SYSTEM, DECIDE_SCHEMA, trace,
+               "retrieve decision").get("retrieve") != "no"
 
 
 def is_relevant(question, passage, trace):
@@ -135,7 +142,8 @@ def refine_query(question, result, tried, trace):
 
 def answer_alone(question, trace):
     """The no-retrieval branch: a short answer from the model's memory, uncited."""
-    answer = str(ask(f"Question: {question}", ALONE_SYSTEM, ALONE_SCHEMA, trace, "answer without retrieval").get("answer", "")).strip()
+    answer = str(ask(f"Question: {question}", ALONE_SYSTEM, ALONE_SCHEMA, trace,
+                     "answer without retrieval").get("answer", "")).strip()
     idk = is_idk(answer)
     return {"question": question, "answer": IDK if idk else answer, "text": IDK if idk else answer,
             "sentences": [] if idk else [{"text": answer, "cites": []}], "passages": [], "invalid_ids": [],
@@ -175,12 +183,14 @@ def retrieval_rounds(question, k, max_rounds, useful_min, corpus, chunker, trace
             break
         query = refine_query(question, candidates[-1][1] if candidates else None, tried, trace)
         if not query or _norm(query) in {_norm(t) for t in tried}:
-            trace.append({"step": "note", "round": rnd, "message": f"refinement gave {'no' if not query else 'a repeated'} query: stop"})
+            trace.append({"step": "note", "round": rnd,
+                          "message": f"refinement gave {'no' if not query else 'a repeated'} query: stop"})
             break
         trace.append({"step": "refine", "round": rnd, "query": query})
     if not candidates:
         first = retrieved[:k]
-        trace.append({"step": "fallback", "message": "no passage judged relevant: the first retrieval answers, unfiltered"})
+        trace.append({"step": "fallback",
+                      "message": "no passage judged relevant: the first retrieval answers, unfiltered"})
         return generate(question, passages=first), retrieved
     (_, _, rnd), best = max(candidates, key=lambda c: c[0])
     trace.append({"step": "select", "round": rnd, "answer": best["answer"]})
@@ -213,19 +223,23 @@ def summarize_skips(stats):
     have = [s for s in stats if "retrieval" in s]
     skipped = [s for s in have if not s["retrieval"]]
     out = {"questions": len(have), "skipped_retrieval": len(skipped),
-           "f1_skipped": mean(s["f1"] for s in skipped), "generate_f1_on_skipped": mean(s["generate_f1"] for s in skipped),
+           "f1_skipped": mean(s["f1"] for s in skipped),
+           "generate_f1_on_skipped": mean(s["generate_f1"] for s in skipped),
            "mean_rounds": mean(s["rounds"] for s in have if s["retrieval"]),
            "accepted": sum(s["accepted"] for s in have),
            "support": {v: sum(s["support"] == v for s in have) for v in SUPPORT}}
     lines = [f"\nSelf-RAG skipped retrieval on {len(skipped)}/{len(have)} questions; F1 on those "
-             f"{fmt(out['f1_skipped'])} (plain generate(), which retrieves, on the same: {fmt(out['generate_f1_on_skipped'])})",
+             f"{fmt(out['f1_skipped'])} (plain generate(), which retrieves, on the same: "
+             f"{fmt(out['generate_f1_on_skipped'])})",
              f"rounds per retrieving question {fmt(out['mean_rounds'])}; accepted (fully supported, usefulness >= "
-             f"{USEFUL_MIN}) {out['accepted']}; final support " + ", ".join(f"{k} {v}" for k, v in out["support"].items())]
+             f"{USEFUL_MIN}) {out['accepted']}; final support "
+             + ", ".join(f"{k} {v}" for k, v in out["support"].items())]
     return lines, out
 
 
 def parser():
-    ap = argparse.ArgumentParser(description="Self-RAG: retrieve on demand, filter, answer, critique, refine the query.")
+    ap = argparse.ArgumentParser(description="Self-RAG: retrieve on demand, filter, answer, critique, refine the "
+                                 "query.")
     ap.add_argument("question", nargs="?", default=DEMO, help="the question")
     ap.add_argument("--k", type=int, default=K, help="passages per retrieval")
     ap.add_argument("--max-rounds", type=int, default=MAX_ROUNDS, help="retrieval rounds at most")

@@ -102,9 +102,11 @@ def describe(s):
         return (f"action: {s['action'].upper()} (max {s['max']}, min {s['min']}; correct if a score > {s['upper']}, "
                 f"incorrect if all < {s['lower']})")
     if kind == "web":
-        return f"web query {s['query']!r}: " + (", ".join(f"{r['url']} ({r['backend']})" for r in s["results"]) or "nothing")
+        return f"web query {s['query']!r}: " + (", ".join(f"{r['url']} ({r['backend']})" for r in s["results"])
+                                                 or "nothing")
     if kind == "refine" and "chunk" in s:
-        return f"refine {s['chunk']}: " + ("kept whole (short)" if s["whole"] else f"kept sentences {s['kept'] or 'none'} of {s['of']}")
+        return f"refine {s['chunk']}: " + ("kept whole (short)" if s["whole"]
+                                           else f"kept sentences {s['kept'] or 'none'} of {s['of']}")
     if kind == "refine":
         return f"{at}refined query: {s['query']!r}"
     if kind == "decide":

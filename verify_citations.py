@@ -46,7 +46,8 @@ def main():
     if not styles or any(s not in STYLES for s in styles):
         sys.exit(f"verify_citations: --styles takes {', '.join(STYLES)}, got {args.styles!r}")
     print(f"model={llm.engine_info()['model']} engine={llm.engine_info()['engine']} styles={','.join(styles)} "
-          f"order={args.order} corpus={args.corpus}" + ("" if args.ask else f" golden={args.golden} limit={args.limit}"))
+          f"order={args.order} corpus={args.corpus}"
+          + ("" if args.ask else f" golden={args.golden} limit={args.limit}"))
     try:
         if args.ask:
             result = generate(args.ask, order=args.order, style=styles[0], corpus=args.corpus)

@@ -156,7 +156,8 @@ def main():
     args = ap.parse_args()
     try:
         backend = resolve_backend(args.backend)
-        print(f"query={args.query!r} k={args.k} backend={backend} folder={standin_dir(args.folder)} timeout={TIMEOUT:.0f}s")
+        print(f"query={args.query!r} k={args.k} backend={backend} folder={standin_dir(args.folder)} "
+              f"timeout={TIMEOUT:.0f}s")
         results = search(args.query, args.k, backend, args.folder)
     except (ValueError, CorpusError) as e:
         sys.exit(f"web_search: {e}")

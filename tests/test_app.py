@@ -46,7 +46,9 @@ GOLDEN = HERE / "fixtures" / "golden.json"
 Q = "In which village was the designer of Ashford Bridge born?"
 SLOW = "slowly"                  # a question holding this word makes the scripted model wait for RELEASE
 RELEASE = threading.Event()
-pytestmark = pytest.mark.filterwarnings("ignore:'future.no_silent_downcasting'", "ignore:The copy keyword is deprecated")  # gradio's pandas use
+# gradio's pandas use
+pytestmark = pytest.mark.filterwarnings("ignore:'future.no_silent_downcasting'",
+                                        "ignore:The copy keyword is deprecated")
 SOURCE = re.compile(r'<source id="(S\d+)" title="([^"]*)">(.*?)</source>', re.S)
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -86,7 +88,8 @@ def scripted_reply(messages, schema):
     if "verdict" in props:
         source, claim = user.split("\nClaim: ")
         names = set(re.findall(r"\b[A-Z]\w+", claim)) - {"That"}
-        return json.dumps({"verdict": "YES" if names and all(n in source for n in names) and "<b>" not in claim else "NO"})
+        return json.dumps({"verdict": "YES" if names and all(n in source for n in names) and "<b>" not in claim
+                           else "NO"})
     raise AssertionError(f"unexpected request {schema}")
 
 
@@ -112,11 +115,13 @@ PASSAGE = {"id": "S1", "chunk_id": "evil#0", "doc": "evil", "title": "Evil <i>ti
 
 def test_render_answer_chips_verdicts_invalid_uncited_and_escaping():
     result = {"answer": "A <b>bold</b> answer", "passages": [PASSAGE, {**PASSAGE, "id": "S2", "chunk_id": "evil#1"}],
-              "sentences": [{"text": "First <em>claim</em>.", "cites": ["S1", "S2"]}, {"text": "No source.", "cites": []}],
+              "sentences": [{"text": "First <em>claim</em>.", "cites": ["S1", "S2"]},
+                            {"text": "No source.", "cites": []}],
               "invalid_ids": [{"sentence": 0, "id": "S7"}]}
     verdicts = [{"supported": True, "precise": {"S1": True, "S2": False}}, {"supported": False, "precise": {}}]
     out = page.render_answer(result, verdicts, notice="corpus <is> English")
-    assert chips(out) == [("supported", "S1", "supported"), ("unsupported", "S2", "unsupported"), ("invalid", "S7", "invalid")]
+    assert chips(out) == [("supported", "S1", "supported"), ("unsupported", "S2", "unsupported"),
+                          ("invalid", "S7", "invalid")]
     assert out.count("data-uncited") == 1 and 'data-sentence="1">No source. <span class="uncited"' in out
     assert "<script>" not in out and "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; more" in out
     assert "<b>bold" not in out and "<em>" not in out and "Evil &lt;i&gt;title&lt;/i&gt;" in out
@@ -144,8 +149,8 @@ def test_an_answer_no_sentence_supports_is_not_the_headline(capsys):
     assert 'data-status="unverified"' in out and "<s>New York City</s>" in out
     assert re.search(r'class="short unverified"[^>]*>Unverified: no sentence', out)
     citations.print_answer(result, red)
-    assert "answer:   UNVERIFIED: no sentence of this answer is supported by its sources (the model said: New York City)" \
-        in capsys.readouterr().out
+    assert ("answer:   UNVERIFIED: no sentence of this answer is supported by its sources "
+            "(the model said: New York City)" in capsys.readouterr().out)
     green = [{**red[0], "supported": True, "precise": {"S1": True}}]
     assert 'data-status="verified">New York City</div>' in page.render_answer(result, green)
     assert citations.answer_status(result, green + red) == "partly verified"
@@ -169,10 +174,12 @@ def test_render_scripted_answer_on_fixture_corpus(corpus):
 def test_render_trace_route_hops_and_cost(corpus):
     with scripted():
         result = multihop.iterative_answer(Q, corpus=corpus)
-    out = page.render_trace(result, "iterative", {"calls": 3, "prompt_tokens": 10, "completion_tokens": 3, "seconds": 1.5},
+    out = page.render_trace(result, "iterative",
+                           {"calls": 3, "prompt_tokens": 10, "completion_tokens": 3, "seconds": 1.5},
                            {"engine": "scripted", "model": "scripted"})
     assert "route: iterative -&gt; iterative" in out
-    assert "hop 1: Who designed Ashford Bridge? -&gt; Tomas Vell" in out and "hop 2: In which village was Tomas Vell born?" in out
+    assert ("hop 1: Who designed Ashford Bridge? -&gt; Tomas Vell" in out
+            and "hop 2: In which village was Tomas Vell born?" in out)
     assert re.search(r"<td>answer</td><td>4</td>", out) and "<td>citation check</td><td>3</td>" in out
     assert "engine scripted" in out
 
@@ -182,14 +189,19 @@ def test_describe_step_and_route_line_for_other_patterns():
                "query": "born in", "chunks": ["tomas-vell#0"], "labels": ["S5"]}
     assert steps.describe(trigger) == "trigger 1: confidence 0.21 on Hart; query 'born in' brought S5"
     action = {"step": "action", "action": "ambiguous", "max": 0.5, "min": -0.5, "upper": 0.4, "lower": -0.9}
-    assert steps.describe(action) == "action: AMBIGUOUS (max 0.5, min -0.5; correct if a score > 0.4, incorrect if all < -0.9)"
-    assert steps.describe({"step": "merge", "chunks": ["a#0", "b#0"]}) == "merge: chunks a#0, b#0"  # no wording: its fields
+    assert steps.describe(action) == ("action: AMBIGUOUS (max 0.5, min -0.5; correct if a score > 0.4, "
+                                      "incorrect if all < -0.9)")
+    # no wording: its fields
+    assert steps.describe({"step": "merge", "chunks": ["a#0", "b#0"]}) == "merge: chunks a#0, b#0"
     segment = {"step": "segment", "n": 2, "kind": "sentence", "text": "Vell was born in Hartmoor.", "confidence": 0.3,
                "low": [["Hartmoor", 0.3]], "threshold": 0.4}
-    assert steps.describe(segment) == "segment 2 (sentence, lowest p 0.30, under 0.4: 'Hartmoor' 0.30): Vell was born in Hartmoor."
-    assert steps.describe({"step": "relevance", "round": 2, "chunk": "a#0", "relevant": False}) == "[round 2] a#0: NOT relevant"
-    line = page.route_line({"mode": "local", "trace": [{"step": "route", "mode": "local", "reason": "names an entity"}]},
-                          "GraphRAG")
+    assert steps.describe(segment) == ("segment 2 (sentence, lowest p 0.30, under 0.4: 'Hartmoor' 0.30): "
+                                       "Vell was born in Hartmoor.")
+    assert steps.describe({"step": "relevance", "round": 2, "chunk": "a#0",
+                           "relevant": False}) == "[round 2] a#0: NOT relevant"
+    line = page.route_line({"mode": "local",
+                            "trace": [{"step": "route", "mode": "local", "reason": "names an entity"}]},
+                           "GraphRAG")
     assert line == "GraphRAG -> local; mode local; reason names an entity"
     assert page.route_line({"mode": "crag", "action": "incorrect"}, "CRAG") == "CRAG -> crag; CRAG action: incorrect"
 
@@ -202,7 +214,8 @@ def test_check_input_empty_long_and_non_english():
     with pytest.raises(ValueError, match="10,000 characters long; the limit is 1,000"):
         app.check_input("x" * 10_000)
     assert app.check_input(f"  {Q} ") == (Q, None)
-    for text in ("¿Quién diseñó el puente de Ashford?", "Кто спроектировал мост Эшфорд?", "誰がアシュフォード橋を設計しましたか"):
+    for text in ("¿Quién diseñó el puente de Ashford?", "Кто спроектировал мост Эшфорд?",
+                 "誰がアシュフォード橋を設計しましたか"):
         assert "corpus is in English" in app.check_input(text)[1], text
     for text in ("Tomas Vell >> place of birth", "Ashford Bridge designer?", "Who was mayor of Corran in 2020?"):
         assert app.check_input(text)[1] is None, text
@@ -211,7 +224,8 @@ def test_check_input_empty_long_and_non_english():
 def test_graphrag_offered_only_when_its_graph_is_built(tmp_path, monkeypatch):
     import graphrag
     monkeypatch.setattr(graphrag, "graph_path", lambda corpus, chunker, extractor: tmp_path / f"{extractor}.json")
-    assert "GraphRAG" not in app.choices_for(tmp_path) and list(app.choices_for(tmp_path))[:2] == ["single", "smart router"]
+    assert ("GraphRAG" not in app.choices_for(tmp_path)
+            and list(app.choices_for(tmp_path))[:2] == ["single", "smart router"])
     (tmp_path / "titles.json").write_text("{}")
     assert "GraphRAG" in app.choices_for(tmp_path)
     assert patterns.PATTERNS["graph_local"].kwargs_and_key(tmp_path)[0]["extractor"] == "titles"  # the graph built
@@ -221,7 +235,8 @@ def test_handler_streams_progress_and_turns_errors_into_messages(corpus):
     choices = app.choices_for(corpus)
     with scripted():
         steps = list(app.answer_steps(Q, "smart router", corpus, choices))
-    assert len(steps) >= 2 and 'data-kind="busy"' in steps[0][0] and "retrieving and answering with smart router" in steps[0][0]
+    assert (len(steps) >= 2 and 'data-kind="busy"' in steps[0][0]
+            and "retrieving and answering with smart router" in steps[0][0])
     status, answer, trace = steps[-1]
     assert 'data-kind="done"' in status and "3 sentences, 2 citations checked" in status
     assert len(chips(answer)) == 3 and "route: smart router -&gt; " in trace
@@ -235,7 +250,8 @@ def test_handler_streams_progress_and_turns_errors_into_messages(corpus):
     with scripted(), pytest.MonkeyPatch.context() as mp:
         mp.setattr(citations, "verify", judge_down)
         status, answer, _ = list(app.answer_steps(Q, "single", corpus, choices))[-1]
-    assert "citation check failed: judge down" in status and [c[2] for c in chips(answer)] == ["unchecked", "unchecked", "invalid"]
+    assert ("citation check failed: judge down" in status
+            and [c[2] for c in chips(answer)] == ["unchecked", "unchecked", "invalid"])
 
     def broken(messages, schema):
         raise llm.LLMError("the engine fell over")
@@ -250,7 +266,8 @@ def test_steps_show_while_the_answer_is_still_being_written(corpus):
     yields = []
     with scripted():
         worker = threading.Thread(target=lambda: [yields.append(y) for y in
-                                                  app.answer_steps(f"{Q} {SLOW}", "smart router", corpus, app.choices_for(corpus))])
+                                                  app.answer_steps(f"{Q} {SLOW}", "smart router", corpus,
+                                                                   app.choices_for(corpus))])
         worker.start()
         deadline = time.time() + 30
         while not any('data-step="retrieve"' in (y[2] or "") for y in list(yields)) and time.time() < deadline:
@@ -261,7 +278,8 @@ def test_steps_show_while_the_answer_is_still_being_written(corpus):
     live = next(y[2] for y in held if 'data-step="retrieve"' in (y[2] or ""))
     assert "data-live" in live and 'data-step="route"' in live and "by chain" in live  # route, then chain's passages
     assert live.index('data-step="route"') < live.index('data-step="retrieve"')
-    assert all('data-kind="done"' not in y[0] for y in held) and "pending" in held[0][1]  # no answer yet, the old one gone
+    # no answer yet, the old one gone
+    assert all('data-kind="done"' not in y[0] for y in held) and "pending" in held[0][1]
     assert 'data-kind="done"' in yields[-1][0] and "data-live" not in yields[-1][2]  # then the full trace replaces it
 
 
@@ -282,7 +300,8 @@ def test_trace_publishes_to_the_watching_thread_only():
 def test_busy_notice_while_another_question_runs(corpus):
     RELEASE.clear()
     with scripted():
-        worker = threading.Thread(target=lambda: list(app.answer_steps(f"{Q} {SLOW}", "single", corpus, app.choices_for(corpus))))
+        worker = threading.Thread(target=lambda: list(app.answer_steps(f"{Q} {SLOW}", "single", corpus,
+                                                                       app.choices_for(corpus))))
         worker.start()
         deadline = time.time() + 30
         while not app._NOW and time.time() < deadline:
@@ -311,7 +330,8 @@ def test_five_concurrent_questions_are_queued_and_all_answered(server):
     RELEASE.clear()  # the first question holds the engine for a second once it runs: the other four must queue
 
     def release_later():
-        while SLOW not in app._NOW.get("question", ""):  # the held question itself, whichever order the server runs them in
+        # the held question itself, whichever order the server runs them in
+        while SLOW not in app._NOW.get("question", ""):
             time.sleep(0.02)
         time.sleep(1.0)
         RELEASE.set()
@@ -325,8 +345,9 @@ def test_five_concurrent_questions_are_queued_and_all_answered(server):
     assert all(b["start_s"] >= a["end_s"] for a, b in zip(runs, runs[1:]))  # one after another: none overlapped
     # the held question did hold the engine meanwhile (released 1 s after it started; the times are rounded to 0.1 s)
     assert max(r["end_s"] - r["start_s"] for r in runs) >= 0.8
-    figures["note"] = ("SCRIPTED model (a stand-in, not a language model) on the fixture corpus; the server runs in the "
-                       "pytest process, so RSS is that process's. Real engine: python app.py --check-concurrency 5")
+    figures["note"] = ("SCRIPTED model (a stand-in, not a language model) on the fixture corpus; the server runs "
+                       "in the pytest process, so RSS is that process's. "
+                       "Real engine: python app.py --check-concurrency 5")
     harness.write_json(RESULTS / "app_concurrency.json", figures)
 
 
@@ -334,7 +355,8 @@ def test_five_concurrent_questions_are_queued_and_all_answered(server):
 
 @pytest.fixture(scope="module")
 def browser():
-    playwright = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed: pip install playwright==1.65.2")
+    playwright = pytest.importorskip("playwright.sync_api",
+                                     reason="Playwright is not installed: pip install playwright==1.65.2")
     if not CHROMIUM:
         pytest.skip("Chromium is not installed: apt-get install -y chromium")
     with playwright.sync_playwright() as p:
@@ -353,7 +375,8 @@ def ask(page, question, wait_ms=60_000):
     while time.time() < deadline:
         text = page.inner_text("#status")
         seen += [text] if not seen or seen[-1] != text else []
-        finished = page.query_selector('#status [data-kind="done"]') or page.query_selector('#status [data-kind="error"]')
+        finished = (page.query_selector('#status [data-kind="done"]')
+                    or page.query_selector('#status [data-kind="error"]'))
         # Gradio's timer line ("0.0s") changes the text before the new status replaces the last one: wait for it
         if finished and (text.split("\n")[-1] != old.split("\n")[-1] or time.time() > deadline - wait_ms / 1000 + 3):
             return seen
@@ -375,7 +398,8 @@ def test_page_answers_with_verdict_chips_and_trace_scripted(server, browser, tmp
     assert "reached from S1 via 'tomas vell' (its title)" in trace
     page.click("#answer details.chip >> nth=0")  # click opens the cited chunk
     pop = page.inner_text("#answer details.chip >> nth=0 >> .pop")
-    assert "supports the sentence" in pop and "Tomas Vell" in pop and "cited for: Tomas Vell was born in Hartmoor." in pop
+    assert ("supports the sentence" in pop and "Tomas Vell" in pop
+            and "cited for: Tomas Vell was born in Hartmoor." in pop)
     assert "reached from S1 via 'tomas vell' (its title)" in pop   # the cited chunk says how chain found it
     page.screenshot(path=str(tmp_path / "app_scripted.png"), full_page=True)
     assert (tmp_path / "app_scripted.png").stat().st_size > 10_000
@@ -432,7 +456,8 @@ def test_page_answers_fixture_multihop_question_on_real_engine(corpus, browser):
         assert "route: smart router ->" in page.inner_text("#trace [data-route]")
         RESULTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(RESULTS / "app_screenshot.png"), full_page=True)  # every chip in view
-        chip = page.query_selector('#answer details.chip[data-verdict="supported"]') or page.query_selector("#answer details.chip")
+        chip = (page.query_selector('#answer details.chip[data-verdict="supported"]')
+                or page.query_selector("#answer details.chip"))
         chip.click()  # and a second picture with one cited chunk open
         assert "cited for:" in chip.inner_text()
         page.screenshot(path=str(RESULTS / "app_screenshot_source.png"), full_page=True)

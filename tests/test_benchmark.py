@@ -30,7 +30,8 @@ COLUMNS = ["answer_em", "answer_f1", "doc_recall", "citation_recall", "citation_
            "prompt_tokens", "completion_tokens", "seconds_p50"]
 GENERATE_SYSTEM = SYSTEM.format(example=JSON_EXAMPLE)
 NON_GRAPH = [p for p in patterns.PATTERNS if not p.startswith("graph")]
-STRINGS = {"text": "Tomas Vell designed Ashford Bridge.", "answer": "Tomas Vell"}  # other strings: "" (no query, no subject)
+# other strings: "" (no query, no subject)
+STRINGS = {"text": "Tomas Vell designed Ashford Bridge.", "answer": "Tomas Vell"}
 
 
 def scripted_fill(schema, key=""):
@@ -137,7 +138,7 @@ def test_table_cache_rerun_and_fresh(corpus, golden_path, own_caches, tmp_path, 
 def format_tables(text):
     """The printed table lines (from the first split header to the summary line)."""
     lines = text.splitlines()
-    return lines[lines.index("all (n=2)"):next(i for i, l in enumerate(lines) if l.startswith("this run:"))]
+    return lines[lines.index("all (n=2)"):next(i for i, line in enumerate(lines) if line.startswith("this run:"))]
 
 
 def test_rows_are_shared_with_the_pattern_scripts(corpus, golden_path, own_caches, tmp_path):
@@ -181,7 +182,8 @@ def test_unknown_pattern_and_bad_limit_are_one_line_errors(corpus, golden_path, 
     for extra, words in ((["--patterns", "seed,telepathy"], "unknown pattern 'telepathy': choose from seed, single"),
                          (["--limit", "-3"], "--limit must be 0 (all) or more")):
         with pytest.raises(SystemExit) as e:
-            benchmark.main(["--corpus", str(corpus), "--golden", str(golden_path), "--json", str(tmp_path / "x.json"), *extra])
+            benchmark.main(["--corpus", str(corpus), "--golden", str(golden_path), "--json", str(tmp_path / "x.json"),
+                            *extra])
         assert str(e.value).startswith(f"benchmark: {words}") and "\n" not in str(e.value)
     assert not (tmp_path / "x.json").exists()
 
@@ -216,7 +218,8 @@ def test_pattern_rows_are_keyed_as_the_scripts_own_eval_keys_them(pattern, modul
     """benchmark.py and `python <pattern>.py --eval` must key a row alike, or neither reuses the other's rows."""
     import importlib
     mod, seen = importlib.import_module(module), {}
-    monkeypatch.setattr(harness, "pattern_main", lambda name, args, answer, kw, *rest, **k: seen.update(name=name, kw=kw))
+    monkeypatch.setattr(harness, "pattern_main",
+                        lambda name, args, answer, kw, *rest, **k: seen.update(name=name, kw=kw))
     monkeypatch.setattr(sys, "argv", [f"{module}.py", "--corpus", str(corpus), "--eval", "2"])
     mod.main()
     name, settings, _ = benchmark.pattern_specs([pattern], corpus)[0][pattern]

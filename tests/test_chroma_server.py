@@ -50,9 +50,10 @@ def test_build_and_retrieve_through_a_chroma_server(chroma_server, own_corpus, m
     assert vi.build_index(own_corpus, "titled", progress=False)["embedded"] == 0
     ps = retrieve.Retriever(own_corpus, "titled").retrieve("Which island has no cars?", k=2)
     assert ps[0]["doc"] == "medra"
-    monkeypatch.setattr(retrieve.links, "CHAIN_DEPTH", 2)   # hop 1 holds 2 chunks: a reached chunk's vector is read from the server
-    chained = retrieve.Retriever(own_corpus, "titled").retrieve("Who was mayor in 2020 of the town where Edric Vell lived?",
-                                                                 k=2, method="chain")
+    # hop 1 holds 2 chunks: a reached chunk's vector is read from the server
+    monkeypatch.setattr(retrieve.links, "CHAIN_DEPTH", 2)
+    chained = retrieve.Retriever(own_corpus, "titled").retrieve(
+        "Who was mayor in 2020 of the town where Edric Vell lived?", k=2, method="chain")
     assert [p["doc"] for p in chained] == ["edric-vell", "corran"] and chained[1]["dense"] is None
     assert not (own_corpus.parent / "must-stay-empty" / "chroma").exists()  # nothing went to disk locally
 

@@ -22,17 +22,20 @@ def raw_data(tmp_path):
     (m / "corpus.json").write_text(json.dumps([{"title": p["title"], "text": p["paragraph_text"]} for p in paras]))
     (m / "questions.json").write_text(json.dumps([{"id": "2hop__1_2", "question": "Where was the book by Dee printed?",
         "answer": "Gee", "answer_aliases": ["G"], "answerable": True, "paragraphs": paras,
-        "question_decomposition": [{"id": 1, "question": "What did Dee write?", "answer": "Eff", "paragraph_support_idx": 0},
-                                   {"id": 2, "question": "Where was #1 printed?", "answer": "Gee", "paragraph_support_idx": 1}]}]))
+        "question_decomposition": [{"id": 1, "question": "What did Dee write?", "answer": "Eff",
+                                    "paragraph_support_idx": 0},
+                                   {"id": 2, "question": "Where was #1 printed?", "answer": "Gee",
+                                    "paragraph_support_idx": 1}]}]))
     return tmp_path / "raw"
 
 
 def test_converter_builds_corpus_and_golden(tmp_path):
     out = tmp_path / "out"
-    r = subprocess.run([sys.executable, str(ROOT / "convert_data.py"), "--data", str(raw_data(tmp_path)), "--out", str(out)],
-                       capture_output=True, text=True)
+    r = subprocess.run([sys.executable, str(ROOT / "convert_data.py"), "--data", str(raw_data(tmp_path)),
+                        "--out", str(out)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    assert "corpus: 5 documents (2 hotpotqa, 3 musique)" in r.stdout and "golden: 3 questions (2 multi, 1 single)" in r.stdout
+    assert ("corpus: 5 documents (2 hotpotqa, 3 musique)" in r.stdout
+            and "golden: 3 questions (2 multi, 1 single)" in r.stdout)
     files = sorted(p.name for p in (out / "corpus").glob("*.txt"))
     assert len(files) == 5 and len([f for f in files if f.startswith("dee_")]) == 2  # same title, two documents
     alpha = (out / "corpus" / f"{cd.doc_id('Alpha Town', 'Alpha is a town. Its mayor is Bo.')}.txt").read_text()

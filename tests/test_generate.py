@@ -50,7 +50,8 @@ def test_json_style_limits_ids_to_the_sources_and_drops_invalid_ones():
 
 
 def test_text_style_parses_the_answer_line_and_flags_invalid_ids():
-    with scripted("Answer: Tomas Vell [S1]\nAshford Bridge was designed by Tomas Vell [S1]. It opened in 1872 [S7].\nMore text.") as m:
+    with scripted("Answer: Tomas Vell [S1]\nAshford Bridge was designed by Tomas Vell [S1]. "
+                  "It opened in 1872 [S7].\nMore text.") as m:
         r = g.generate("Who designed Ashford Bridge?", passages=PASSAGES, style="text")
     assert r["answer"] == "Tomas Vell"
     assert [s["cites"] for s in r["sentences"]] == [["S1"], [], []]
@@ -120,7 +121,8 @@ def test_a_reply_out_of_shape_is_a_failed_answer_not_a_crash():
 def test_the_schema_caps_lengths_so_json_always_closes():
     s = g.answer_schema(["S1"])
     assert s["properties"]["sentences"]["items"]["properties"]["text"]["maxLength"] == g.MAX_SENTENCE_CHARS
-    assert s["properties"]["answer"]["maxLength"] == g.MAX_ANSWER_CHARS and s["properties"]["sentences"]["maxItems"] == 4
+    assert (s["properties"]["answer"]["maxLength"] == g.MAX_ANSWER_CHARS
+            and s["properties"]["sentences"]["maxItems"] == 4)
 
 
 def test_empty_question_is_refused_before_any_model_call():

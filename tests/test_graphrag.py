@@ -1,5 +1,5 @@
-"""graph_index.py and graphrag.py: name merging, malformed extraction, cached and resumable builds, local and global search, the
-auto router, the picture. Runs on llm.ScriptedModel (a SCRIPTED stand-in, never a language model) over the
+"""graph_index.py and graphrag.py: name merging, malformed extraction, cached and resumable builds, local and global
+search, the auto router, the picture. Runs on llm.ScriptedModel (a SCRIPTED stand-in, never a language model) over the
 fixture corpus; the retrieval index is the real one.
 
     pytest tests/test_graphrag.py -m "not engine"    # ~20 s (the embedding model loads once)
@@ -20,14 +20,19 @@ rel = lambda s, t, r: {"source": s, "target": t, "relation": r, "description": f
 EXTRACTIONS = {  # what the scripted extractor "finds" per document title; others get an empty list
     "Ashford Bridge": {"entities": [ent("Ashford Bridge", "bridge"), ent("tomas vell.", "person"), ent("River Lente"),
                                     ent("Corran", desc="x" * 5000)],
-                       "relations": [rel("Ashford Bridge", "Tomas Vell", "designed by"), rel("Ashford Bridge", "River Lente", "crosses"),
-                                     rel("Ashford Bridge", "ashford  bridge", "is"), rel("Ashford Bridge", "Nowhere", "near")]},
+                       "relations": [rel("Ashford Bridge", "Tomas Vell", "designed by"),
+                                     rel("Ashford Bridge", "River Lente", "crosses"),
+                                     rel("Ashford Bridge", "ashford  bridge", "is"),
+                                     rel("Ashford Bridge", "Nowhere", "near")]},
     "Tomas Vell": {"entities": [ent("Tomas Vell", "person"), ent("Hartmoor"), ent("Edric Vell", "person")],
-                   "relations": [rel("Tomas Vell", "Hartmoor", "born in"), rel("Tomas Vell", "Edric Vell", "brother of")]},
+                   "relations": [rel("Tomas Vell", "Hartmoor", "born in"),
+                                 rel("Tomas Vell", "Edric Vell", "brother of")]},
     "Edric Vell": {"entities": [ent("Edric Vell", "person"), ent("Corran"), ent("The Brannock Hills")],
-                   "relations": [rel("Edric Vell", "Corran", "lived in"), rel("Edric Vell", "Brannock Hills", "studied")]},
+                   "relations": [rel("Edric Vell", "Corran", "lived in"),
+                                 rel("Edric Vell", "Brannock Hills", "studied")]},
     "Port Sallow": {"entities": [ent("Port Sallow"), ent("Medra"), ent("River Lente")],
-                    "relations": [rel("Port Sallow", "Medra", "ferry to"), rel("River Lente", "Port Sallow", "flows to")]},
+                    "relations": [rel("Port Sallow", "Medra", "ferry to"),
+                                  rel("River Lente", "Port Sallow", "flows to")]},
 }
 
 
@@ -35,13 +40,15 @@ def scripted(messages, schema, bad_titles=("Hartmoor",)):
     system, user = messages[0]["content"], messages[-1]["content"]
     if system == gi.EXTRACT_SYSTEM:
         title = re.match(r"Document title: (.*)", user).group(1)
-        return "{not json" if title in bad_titles else json.dumps(EXTRACTIONS.get(title, {"entities": [], "relations": []}))
+        return ("{not json" if title in bad_titles
+                else json.dumps(EXTRACTIONS.get(title, {"entities": [], "relations": []})))
     if system == gi.SUMMARY_SYSTEM:
         return json.dumps({"title": "Group " + user.split(" (")[0], "summary": user.replace("\n", " ")[:200]})
     if system == gr.MAP_SYSTEM:
         return json.dumps({"points": [{"text": "Tomas Vell was born in Hartmoor.", "score": 80}]})
     if system == GENERATE_SYSTEM:
-        return json.dumps({"sentences": [{"text": "He was born in Hartmoor.", "sources": ["S1"]}], "answer": "Hartmoor"})
+        return json.dumps({"sentences": [{"text": "He was born in Hartmoor.", "sources": ["S1"]}],
+                           "answer": "Hartmoor"})
     return json.dumps({"verdict": "yes", "supported": "yes"})
 
 

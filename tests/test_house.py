@@ -48,7 +48,8 @@ def test_pattern_names_live_in_one_registry():
     for path in sorted(ROOT.glob("*.py")):
         theirs = {x for p in patterns.PATTERNS.values() if p.fn.__module__ != path.stem for x in (p.name, p.label) if x}
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            items = node.keys if isinstance(node, ast.Dict) else node.elts if isinstance(node, (ast.List, ast.Tuple, ast.Set)) else []
+            items = (node.keys if isinstance(node, ast.Dict)
+                     else node.elts if isinstance(node, (ast.List, ast.Tuple, ast.Set)) else [])
             found = {i.value for i in items if isinstance(i, ast.Constant) and i.value in theirs}
             if len(found) >= 3:
                 listed.setdefault(path.name, []).append(sorted(found))

@@ -126,4 +126,5 @@ def test_cli_empty_folder_exits_with_one_line(tmp_path):
     r = subprocess.run([sys.executable, str(ROOT / "vector_index.py"), "--corpus", str(tmp_path / "empty")],
                        capture_output=True, text=True)
     assert r.returncode == 1
-    assert r.stderr.strip().splitlines() == [f"vector_index: corpus folder {tmp_path / 'empty'} has no .txt or .md documents"]
+    assert r.stderr.strip().splitlines() == [f"vector_index: corpus folder {tmp_path / 'empty'} has no .txt or .md "
+                                             "documents"]

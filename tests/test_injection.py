@@ -161,8 +161,9 @@ def test_cli_prints_the_table_and_writes_json(inj_corpus, tmp_path, monkeypatch,
     out = tmp_path / "inj.json"
     golden = tmp_path / "golden.json"
     golden.write_text(json.dumps(ITEMS[:3]))
+    # --fresh: other tests cached rows
     monkeypatch.setattr("sys.argv", ["injection.py", "--corpus", str(inj_corpus), "--golden", str(golden),
-                                     "--patterns", "lab,json", "--json", str(out), "--fresh"])  # other tests cached rows
+                                     "--patterns", "lab,json", "--json", str(out), "--fresh"])
     model = scripted(lambda user: ("I don't know.", []))
     with llm.use_model(model):
         inj.main()
@@ -235,7 +236,8 @@ def test_a_pattern_fingerprint_covers_the_files_it_runs(tmp_path, monkeypatch):
         shutil.copy(path, tmp_path / path.name)
     monkeypatch.setattr(inj, "HERE", tmp_path)
     before = {m: inj.fingerprint(m) for m in ("smart", "flare")}
-    edit = lambda old, new: (tmp_path / "decompose.py").write_text((tmp_path / "decompose.py").read_text().replace(old, new, 1))
+    edit = lambda old, new: (tmp_path / "decompose.py").write_text(
+        (tmp_path / "decompose.py").read_text().replace(old, new, 1))
     edit('"""', '"""Edited docstring. ')
     edit("\nimport", "\n# a comment\nimport")
     code_key.cache_clear()

@@ -74,7 +74,8 @@ def test_alce_recall_and_precision(fresh_cache):
     item = {"id": "x", "type": "multi", "source": "t", "answer": "a", "aliases": [], "supporting_docs": ["d1", "d9"]}
     cost = {"calls": 1, "prompt_tokens": 10, "completion_tokens": 5, "seconds": 1.0}
     row = citations.question_row(r, item, v, cost, {"seconds": 3.0})
-    assert row["doc_recall"] == 0.5 and row["em"] == 1.0 and (row["supported"], row["citations"], row["precise"]) == (1, 3, 1)
+    assert (row["doc_recall"] == 0.5 and row["em"] == 1.0
+            and (row["supported"], row["citations"], row["precise"]) == (1, 3, 1))
     s = citations.summarize([row])
     assert s["citation_recall"] == pytest.approx(1 / 3)
     assert s["citation_precision"] == pytest.approx(1 / 3)
@@ -109,7 +110,8 @@ def test_a_passage_with_injection_markers_supports_nothing(fresh_cache, capsys):
     for p in r["passages"]:
         p["chunk_id"] = f"{p['doc']}#0"
     citations.print_answer(r, v)
-    assert "[S1: not allowed as support: instruction to the model, addressed to the model or reader" in capsys.readouterr().out
+    assert ("[S1: not allowed as support: instruction to the model, addressed to the model or reader"
+            in capsys.readouterr().out)
 
 
 def test_cache_survives_a_torn_line_and_rewrites_itself(tmp_path, capsys):
@@ -166,13 +168,15 @@ def answer_judge(messages, schema):
 
 @pytest.mark.parametrize("design, right, wrong, calls", [
     ("verdict", True, True, 2), ("answer", True, False, 1), ("verdict_and_answer", True, False, 3),
-    ("answer_choice", True, False, 2), ("answer_check", True, False, 3), ("answer_contrast", True, False, 4), ("yes_prob", True, True, 2)])  # P(YES) 0.74 >= 0.65
+    ("answer_choice", True, False, 2), ("answer_check", True, False, 3), ("answer_contrast", True, False, 4),
+    ("yes_prob", True, True, 2)])  # P(YES) 0.74 >= 0.65
 def test_designs_catch_the_wrong_answer_the_verdict_lets_through(fresh_cache, design, right, wrong, calls):
     """The source's answer to a question is asked once, then cached for every claim about it."""
     import judge_eval
     src = "Ashford Bridge is in Corran. It was designed by the engineer Tomas Vell."
     with llm.use_model(llm.ScriptedModel(answer_judge)) as m:
-        assert judge_eval.judge_pair('The answer to "Who designed Ashford Bridge?" is Tomas Vell.', src, design)[0] is right
+        assert judge_eval.judge_pair('The answer to "Who designed Ashford Bridge?" is Tomas Vell.', src,
+                                     design)[0] is right
         assert judge_eval.judge_pair('The answer to "Who designed Ashford Bridge?" is Corran.', src, design)[0] is wrong
         assert len(m.calls) == calls
 
@@ -214,7 +218,8 @@ def test_answer_check_defers_to_the_verdict_only_where_no_answer_compares(fresh_
 
         # ...unless the source does not name everything the question is about: no, without a call
         before = len(m.calls)
-        assert judge.judge_claim('The answer to "Are Ashford Bridge and Lente Weir both in Corran?" is yes.', src)[0] is False
+        assert judge.judge_claim('The answer to "Are Ashford Bridge and Lente Weir both in Corran?" is yes.',
+                                 src)[0] is False
         assert len(m.calls) == before
 
 
@@ -231,9 +236,11 @@ def test_supports_uses_the_question_and_answer_a_sentence_carries(fresh_cache):
     src = "Ashford Bridge is in Corran. It was designed by the engineer Tomas Vell."
     q = "Who designed Ashford Bridge?"
     with llm.use_model(llm.ScriptedModel(answer_judge)):
-        assert judge.supports("Ashford Bridge was designed by Corran in 1872.", src, question=q, answer="Corran") is False
+        assert judge.supports("Ashford Bridge was designed by Corran in 1872.", src, question=q,
+                              answer="Corran") is False
         assert judge.supports("Tomas Vell designed Ashford Bridge.", src, question=q, answer="Tomas Vell") is True
-        assert judge.supports("Ashford Bridge is in Corran.", src, question=q, answer="Tomas Vell") is True  # verdict only
+        # verdict only
+        assert judge.supports("Ashford Bridge is in Corran.", src, question=q, answer="Tomas Vell") is True
         assert judge.supports("Corran", src, question=q) is False   # a bare answer is the answer itself
 
 
@@ -316,7 +323,8 @@ def test_evaluate_caches_rows_and_resumes(fresh_cache, corpus, golden_path):
     assert [r["id"] for r in first] == [i["id"] for i in items] and first[0]["supported"] == 1
 
 
-def test_verify_cli_builds_the_index_of_a_new_corpus(own_corpus, golden_path, fresh_cache, monkeypatch, capsys, tmp_path):
+def test_verify_cli_builds_the_index_of_a_new_corpus(own_corpus, golden_path, fresh_cache, monkeypatch, capsys,
+                                                     tmp_path):
     """Any folder and golden file of the documented shape: no separate build step needed."""
     import sys
 

@@ -67,7 +67,8 @@ def test_a_changed_document_updates_its_links(own_corpus):
     build_index(own_corpus, "titled", progress=False)
     r = retrieve.get_retriever(own_corpus)
     after = retrieve.retrieve_chunks(Q, 2, corpus=own_corpus, method="chain")
-    assert r.links.computed == 1 and first in (0, len(r.ids))   # only the changed chunk is read anew (the cache is shared)
+    # only the changed chunk is read anew (the cache is shared)
+    assert r.links.computed == 1 and first in (0, len(r.ids))
     assert not any(p["via"] and p["via"]["name"] == "tomas vell" for p in after)
     (own_corpus / "hartmoor.txt").rename(own_corpus / "gone.bak")   # a removed title links nowhere
     build_index(own_corpus, "titled", progress=False)
@@ -78,7 +79,8 @@ def test_a_changed_document_updates_its_links(own_corpus):
 
 def test_chain_cli_prints_the_link_and_eval_reports_chain(corpus, golden_path, tmp_path):
     run = lambda *a: subprocess.run([sys.executable, str(ROOT / "retrieve.py"), *a], capture_output=True, text=True)
-    r = run("Who was mayor in 2020 of the town where Edric Vell lived?", "--method", "chain", "--k", "2", "--corpus", str(corpus))
+    r = run("Who was mayor in 2020 of the town where Edric Vell lived?", "--method", "chain", "--k", "2",
+            "--corpus", str(corpus))
     assert r.returncode == 0, r.stderr
     assert "S2 reached from S1 via 'corran' (its title)" in r.stdout and "+link" in r.stdout
     out = tmp_path / "r.json"
@@ -102,7 +104,8 @@ def test_chain_eval_compares_the_variants(corpus, golden_path):
     import chain_eval
     items = retrieve.load_golden(golden_path)
     report = chain_eval.evaluate(items, [2], corpus, "titled")
-    assert set(report["recall"]) == set(chain_eval.VARIANTS) and report["n"] == {"fixture/multi": 3, "multi": 3, "single": 3}
+    assert (set(report["recall"]) == set(chain_eval.VARIANTS)
+            and report["n"] == {"fixture/multi": 3, "multi": 3, "single": 3})
     r = report["recall"]
     assert r["chain"]["2"]["multi"] == 1.0 > r["fused"]["2"]["multi"]   # the Edric Vell question needs its link
     assert all(0 <= v["2"]["single"] <= 1 for v in r.values())

@@ -1,4 +1,5 @@
-"""multihop.py, router.py and router_eval.py: routers, decomposition clean-up, parallel merge, iterative hops, fallbacks.
+"""multihop.py, router.py and router_eval.py: routers, decomposition clean-up, parallel merge, iterative hops,
+fallbacks.
 
 Control flow runs on llm.ScriptedModel (a scripted stand-in, never a language model) over the fixture corpus;
 the one test marked `engine` runs the real embedded model.
@@ -42,7 +43,8 @@ def replies(subs=CHAIN, hops=("Tomas Vell", "Hartmoor"), answerable="no", route=
             a = hops.pop(0) if hops is not None else re.search(r'title="([^"]*)"', user).group(1)
             if a.startswith("{") or a == "garbage":
                 return a
-            return json.dumps({"answer": a, "source": next((i for i, text in SOURCE.findall(user) if a in text), "none")})
+            return json.dumps({"answer": a,
+                               "source": next((i for i, text in SOURCE.findall(user) if a in text), "none")})
         if judge_defers(messages, schema):      # the judge asks the source's own answer: it defers to its verdict
             return NOT_STATED_REPLY
         if "verdict" in props:
@@ -109,7 +111,8 @@ def test_a_part_of_the_question_is_kept_and_a_restatement_dropped():
      ["What is the designer of Ashford Bridge?", "In which village was [ANSWER_1] born?"], "asked first"),
     # a forward reference points at the step before
     (["Who designed Ashford Bridge?", "In which village was [ANSWER_2] born?", "How big is [ANSWER_3]?"], "x y",
-     ["Who designed Ashford Bridge?", "In which village was [ANSWER_1] born?", "How big is [ANSWER_2]?"], "the one before"),
+     ["Who designed Ashford Bridge?", "In which village was [ANSWER_1] born?", "How big is [ANSWER_2]?"],
+     "the one before"),
     # nothing usable to ask first: left as it is, and the chain breaks later (single-hop fallback)
     (["In which village was [ANSWER_1] born?"], "nothing", ["In which village was [ANSWER_0] born?"], "the one before"),
 ])
@@ -247,12 +250,14 @@ def test_iterative_scripted_forward_placeholder_and_empty_plan_fall_back(corpus)
     assert "hop 1: placeholder [ANSWER_0] never filled" in r["fallback"]
     with scripted(subs=[Q]):
         r = mh.iterative_answer(Q, corpus=corpus)
-    assert r["fallback"] == "no usable decomposition" and any("repeats the question" in s["message"] for s in steps(r, "warning"))
+    assert (r["fallback"] == "no usable decomposition"
+            and any("repeats the question" in s["message"] for s in steps(r, "warning")))
 
 
 def fixed_router(multi):
     n = len(router.SURFACE_FEATURES)
-    return {"features": "surface", "mean": [0.0] * n, "std": [1.0] * n, "coef": [0.0] * n, "intercept": 5.0 if multi else -5.0}
+    return {"features": "surface", "mean": [0.0] * n, "std": [1.0] * n, "coef": [0.0] * n,
+            "intercept": 5.0 if multi else -5.0}
 
 
 def test_smart_answer_scripted_routes_to_each_mode(corpus):
@@ -274,16 +279,19 @@ def test_smart_answer_scripted_routes_to_each_mode(corpus):
     assert r["mode"] == "parallel"
     with scripted(route="garbage"):
         r = mh.smart_answer(Q, router="llm", router_model=fixed_router(False), corpus=corpus)
-    assert r["mode"] == "single" and r["trace"][1]["router"] == "learned" and "LLM router failed" in r["trace"][0]["message"]
+    assert (r["mode"] == "single" and r["trace"][1]["router"] == "learned"
+            and "LLM router failed" in r["trace"][0]["message"])
 
 
 def test_learned_router_cross_validation_never_scores_training_items():
     rng = np.random.default_rng(1)
-    items = [{"question": f"q{i}", "type": "multi" if rng.random() < 0.5 else "single", "source": "x"} for i in range(60)]
+    items = [{"question": f"q{i}", "type": "multi" if rng.random() < 0.5 else "single", "source": "x"}
+             for i in range(60)]
     vecs = rng.normal(size=(60, 100))  # random features, random labels: nothing to learn
     cv = router_eval.confusion(items, router_eval.cv_predict(items, "surface+embed", vecs) > 0.5)
     fitted = router.train_router(items, "surface+embed", vecs)
-    own = router.predict_proba(fitted, router.router_features([g["question"] for g in items], "surface+embed", vecs)) > 0.5
+    own = router.predict_proba(fitted, router.router_features([g["question"] for g in items], "surface+embed",
+                                                              vecs)) > 0.5
     assert router_eval.confusion(items, own)["accuracy"] > 0.95  # a model scored on its training items looks perfect
     assert cv["accuracy"] < 0.7 and sum(map(sum, cv["matrix"])) == 60   # out of fold it is at chance, as it should be
 
@@ -313,8 +321,10 @@ def test_router_eval_scripted_end_to_end_and_cached(corpus, golden_path, tmp_pat
     with llm.use_model(llm.ScriptedModel(reply)):
         router_eval.main()
     first = json.loads((tmp_path / "r.json").read_text())
-    assert set(first["modes"]) == {"single", "chain", "parallel", "iterative"} and (tmp_path / "c.png").stat().st_size > 1000
-    assert first["router"]["llm"]["matrix"] == [[1, 2], [0, 3]] and first["router"]["llm"]["accuracy"] == pytest.approx(4 / 6)
+    assert (set(first["modes"]) == {"single", "chain", "parallel", "iterative"}
+            and (tmp_path / "c.png").stat().st_size > 1000)
+    assert (first["router"]["llm"]["matrix"] == [[1, 2], [0, 3]]
+            and first["router"]["llm"]["accuracy"] == pytest.approx(4 / 6))
     assert 0 <= first["router"]["learned"]["accuracy"] <= 1 and sum(map(sum, first["router"]["learned"]["matrix"])) == 6
     for mode in first["modes"].values():
         assert {"f1", "recall", "llm_calls", "seconds"} <= set(mode) and mode["n"] == 2 and mode["f1"] == 1.0

@@ -46,7 +46,8 @@ def fake_retrieve(query, k=4, depth=12, corpus=None, chunker=None, method="fused
     score = lambda d: len(names & set(re.findall(r"\w+", " ".join(DOCS[d]))))
     ranked = sorted(order, key=lambda d: (-score(d), order.index(d)))[:k]
     return [{"id": f"S{n}", "chunk_id": f"{d}#0", "doc": d, "title": DOCS[d][0], "text": f"{DOCS[d][0]}\n{DOCS[d][1]}",
-             "score": float(score(d)), "dense": None, "bm25": None, "found_by": ["scripted"]} for n, d in enumerate(ranked, 1)]
+             "score": float(score(d)), "dense": None, "bm25": None, "found_by": ["scripted"]}
+            for n, d in enumerate(ranked, 1)]
 
 
 @pytest.fixture
@@ -85,11 +86,13 @@ def test_read_segment_low_confidence_and_queries():
     assert flare.make_query("Where was he born?", line, low, "span") == "Where was he born? Hartmoor"
     assert flare.make_query("Q?", "Tomas Vell was born in Hartmoor [S1].", [(22, 27, .2)]) == "Tomas Vell was born in."
     label = flare.ANSWER_LABEL.match("Answer: Vell").end()
-    assert flare.low_confidence("Answer: Vell", [(0, 6, .1), (6, 7, .1), (7, 12, .9)], .4, label) == (pytest.approx(.9), [])
+    assert flare.low_confidence("Answer: Vell", [(0, 6, .1), (6, 7, .1), (7, 12, .9)], .4,
+                                label) == (pytest.approx(.9), [])
 
 
 def test_flare_confident_segments_retrieve_once(scripted_retrieval):
-    replies = [[("Ashford Bridge was designed by Tomas Vell", lp(.95)), (" [S1]", lp(.02)), (".", lp(.3)), ("\n", 0.0), ("Junk", lp(.01))],
+    replies = [[("Ashford Bridge was designed by Tomas Vell", lp(.95)), (" [S1]", lp(.02)), (".", lp(.3)), ("\n", 0.0),
+                ("Junk", lp(.01))],
                [("Tomas Vell was born in Hartmoor", lp(.9)), (" [S2].", lp(.1)), ("\n", 0.0)],
                [("Answer", 0.0), (":", 0.0), (" Hartmoor", lp(.8)), ("\n", 0.0)]]
     with llm.use_model(llm.ScriptedModel(replies)) as m:
@@ -117,12 +120,14 @@ def test_flare_low_confidence_triggers_retrieval_and_regenerates(scripted_retrie
     assert steps == ["retrieve", "segment", "segment", "trigger", "regenerate", "segment"]
     trigger = r["trace"][3]
     assert trigger["confidence"] == pytest.approx(.15, abs=1e-3) and trigger["low"] == [["Hart", .15]]
-    assert trigger["query"] == "Tomas Vell was born in." and trigger["chunks"] == ["tomas-vell#0"] and trigger["labels"] == ["S2"]
+    assert (trigger["query"] == "Tomas Vell was born in." and trigger["chunks"] == ["tomas-vell#0"]
+            and trigger["labels"] == ["S2"])
     assert '<source id="S2" title="Tomas Vell">' in m.calls[2][0][1]["content"]  # regenerated with the new passage
     assert '<source id="S2"' not in m.calls[1][0][1]["content"]
     assert m.calls[2][0][-1] == m.calls[1][0][-1]                             # same segment, same reply so far
     assert r["sentences"][1] == {"text": "Tomas Vell was born in Hartmoor.", "cites": ["S2"]}
-    assert r["triggers"] == 1 and r["answer"] == "Hartmoor" and [p["chunk_id"] for p in r["passages"]] == ["ashford-bridge#0", "tomas-vell#0"]
+    assert (r["triggers"] == 1 and r["answer"] == "Hartmoor"
+            and [p["chunk_id"] for p in r["passages"]] == ["ashford-bridge#0", "tomas-vell#0"])
 
 
 def test_flare_is_bounded_in_retrievals_sentences_and_tokens(scripted_retrieval):
@@ -136,7 +141,8 @@ def test_flare_is_bounded_in_retrievals_sentences_and_tokens(scripted_retrieval)
         r = flare.flare_answer(QUESTION, k=1, new_k=1, max_retrievals=1, max_sentences=2)
     assert r["triggers"] == 1 and sum(s["step"] == "trigger" for s in r["trace"]) == 1
     assert [s["reason"] for s in r["trace"] if s["step"] == "skip"] == ["retrieval budget spent (1)"] * 2
-    assert len(r["sentences"]) == 2 and r["answer"] == "Vell" and len(m.calls) == 4  # 2 segments + 1 regeneration + answer
+    # 2 segments + 1 regeneration + answer
+    assert len(r["sentences"]) == 2 and r["answer"] == "Vell" and len(m.calls) == 4
     assert m.calls[-1][0][-1]["content"].endswith("Answer:")
     with llm.use_model(llm.ScriptedModel([[(" Vell", 0.0)]])) as m:
         r = flare.flare_answer(QUESTION, k=1, max_tokens=10)  # no room for a sentence: the answer line at once
@@ -150,7 +156,8 @@ def test_flare_asks_for_real_logprobs_and_refuses_replies_without_them(scripted_
         flare.flare_answer(QUESTION, k=1)
     assert seen[0]["logprobs"] and seen[0]["top_logprobs"] >= 1  # llama.cpp sends none when top_logprobs is 0
     # an engine that ignores the request (an old Ollama server) answers with logprobs=None
-    monkeypatch.setattr(llm, "chat", lambda messages, **kw: real_chat(messages, **kw).model_copy(update={"logprobs": None}))
+    monkeypatch.setattr(llm, "chat",
+                        lambda messages, **kw: real_chat(messages, **kw).model_copy(update={"logprobs": None}))
     with llm.use_model(llm.ScriptedModel([[("Answer: Vell", 0.0)]])), pytest.raises(llm.LLMError, match="no logprobs"):
         flare.flare_answer(QUESTION, k=1)
 
@@ -199,9 +206,11 @@ def self_rag_script(messages, schema):
         return '{"relevant": "no"}' if "Passage: Tomas Vell" in user else '{"relevant": "yes"}'
     if system == GENERATE_SYSTEM:
         if 'title="Hartmoor"' in user:
-            return json.dumps({"sentences": [{"text": "Hartmoor is a village.", "sources": [source_id(user, "Hartmoor")]}],
+            return json.dumps({"sentences": [{"text": "Hartmoor is a village.",
+                                              "sources": [source_id(user, "Hartmoor")]}],
                                "answer": "Hartmoor"})
-        return json.dumps({"sentences": [{"text": "Tomas Vell designed it.", "sources": ["S1"]}], "answer": "Tomas Vell"})
+        return json.dumps({"sentences": [{"text": "Tomas Vell designed it.", "sources": ["S1"]}],
+                           "answer": "Tomas Vell"})
     if system == sr.CRITIQUE_SYSTEM:
         return '{"support": "fully", "usefulness": %d}' % (5 if "Answer: Hartmoor" in user else 2)
     if system == sr.REFINE_SYSTEM:
@@ -244,7 +253,8 @@ def test_self_rag_keeps_the_best_answer_stops_on_repeats_and_survives_bad_replie
         if system == sr.REFINE_SYSTEM:
             return json.dumps({"query": "Medra" if "Queries tried: In which" in user and ";" not in user else QUESTION})
         if system == sr.CRITIQUE_SYSTEM:
-            return '{"support": "no", "usefulness": 1}' if 'title="Medra"' in user else '{"support": "partially", "usefulness": 3}'
+            return ('{"support": "no", "usefulness": 1}' if 'title="Medra"' in user
+                    else '{"support": "partially", "usefulness": 3}')
         return self_rag_script(messages, schema)
 
     with llm.use_model(llm.ScriptedModel(script)):
@@ -252,7 +262,8 @@ def test_self_rag_keeps_the_best_answer_stops_on_repeats_and_survives_bad_replie
     steps = [s["step"] for s in r["trace"]]
     assert steps[0] == "warning" and r["retrieval"] is True
     assert [s["query"] for s in r["trace"] if s["step"] == "refine"] == ["Medra"]
-    assert r["trace"][-2]["message"].startswith("refinement gave a repeated query")  # round 2 asked for the question again
+    # round 2 asked for the question again
+    assert r["trace"][-2]["message"].startswith("refinement gave a repeated query")
     assert r["trace"][-1] == {"step": "select", "round": 1, "answer": "Tomas Vell"}  # partially/3 beats no/1
 
 
@@ -264,15 +275,18 @@ def test_self_rag_falls_back_to_unfiltered_passages(scripted_retrieval):
 
     with llm.use_model(llm.ScriptedModel(script)):
         r = sr.self_rag_answer(QUESTION, k=2, max_rounds=1)
-    assert r["trace"][-1]["step"] == "fallback" and [p["chunk_id"] for p in r["passages"]] == ["ashford-bridge#0", "tomas-vell#0"]
+    assert (r["trace"][-1]["step"] == "fallback"
+            and [p["chunk_id"] for p in r["passages"]] == ["ashford-bridge#0", "tomas-vell#0"])
 
 
 # ---- web_search ----
 
 def test_local_web_standin_has_provenance_and_hides_its_readme():
     hits = web_search.search("Who founded Quillfeather Observatory?", 3, backend="local")
-    assert hits[0]["doc"] == "web:quillfeather-observatory" and hits[0]["chunk_id"].startswith("web:quillfeather-observatory#")
-    assert hits[0]["url"] == "https://standin.rag-lab.invalid/quillfeather-observatory" and hits[0]["backend"] == "local"
+    assert (hits[0]["doc"] == "web:quillfeather-observatory"
+            and hits[0]["chunk_id"].startswith("web:quillfeather-observatory#"))
+    assert (hits[0]["url"] == "https://standin.rag-lab.invalid/quillfeather-observatory"
+            and hits[0]["backend"] == "local")
     assert "URL:" not in hits[0]["text"] and "Maren Holloway" in hits[0]["text"]
     assert [h["id"] for h in hits] == ["S1", "S2", "S3"] and hits[0]["path"].endswith("quillfeather-observatory.txt")
     about = web_search.search("stand-in web folder written for the project README", 5, backend="local")
@@ -283,14 +297,17 @@ def test_local_web_standin_has_provenance_and_hides_its_readme():
 
 def fake_ddgs(monkeypatch, text):
     module = types.ModuleType("ddgs")
-    module.DDGS = type("DDGS", (), {"__init__": lambda self, timeout=5: None, "text": lambda self, q, max_results=10: text(q)})
+    module.DDGS = type("DDGS", (), {"__init__": lambda self, timeout=5: None,
+                                    "text": lambda self, q, max_results=10: text(q)})
     monkeypatch.setitem(sys.modules, "ddgs", module)
 
 
 def test_ddgs_results_become_cited_passages(monkeypatch):
-    fake_ddgs(monkeypatch, lambda q: [{"title": "Lake", "href": "https://example.org/lake", "body": "Deep  lake."}, {"title": "x"}])
+    fake_ddgs(monkeypatch, lambda q: [{"title": "Lake", "href": "https://example.org/lake", "body": "Deep  lake."},
+                                      {"title": "x"}])
     hits = web_search.search("lake", 3, backend="ddgs")
-    assert hits == [{"id": "S1", "chunk_id": "https://example.org/lake", "doc": "https://example.org/lake", "title": "Lake",
+    assert hits == [{"id": "S1", "chunk_id": "https://example.org/lake", "doc": "https://example.org/lake",
+                     "title": "Lake",
                      "text": "Deep lake.", "url": "https://example.org/lake", "score": 1.0, "dense": None, "bm25": None,
                      "found_by": ["ddgs"], "backend": "ddgs"}]
 
@@ -310,7 +327,8 @@ def test_no_network_means_one_notice_and_the_local_standin(monkeypatch, capsys, 
     hits = web_search.search("Who founded Quillfeather Observatory?", 2)
     hits2 = web_search.search("Where was Tobiah Gruen born?", 2)
     assert time.perf_counter() - start < 10  # bounded: never the 30 s hang
-    assert hits[0]["backend"] == "local" and hits[0]["doc"] == "web:quillfeather-observatory" and hits2[0]["backend"] == "local"
+    assert (hits[0]["backend"] == "local" and hits[0]["doc"] == "web:quillfeather-observatory"
+            and hits2[0]["backend"] == "local")
     err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("notice:")]
     assert len(err) == 1 and "using the local stand-in" in err[0]  # one line, not one per search
 
@@ -331,7 +349,8 @@ def test_crag_grounding_caps_grades_of_passages_that_miss_the_subject():
     assert crag.names_subject(p, "") and not crag.names_subject({"title": "T", "text": "Hartmoorland"}, "Hartmoor")
     g = lambda grade, grounded: {"grade": grade, "grounded": grounded}
     assert crag.scores_from([g(1, True), g(1, False), g(-1, False)]) == [1, 0, -1]   # a possible second hop stays
-    assert crag.scores_from([g(1, False), g(0.5, False)]) == [-1, -1]                # nothing names it: retrieval failed
+    # nothing names it: retrieval failed
+    assert crag.scores_from([g(1, False), g(0.5, False)]) == [-1, -1]
 
 
 def crag_script(grades, keep=(2,)):
@@ -381,11 +400,13 @@ def test_crag_correct_refines_to_the_sentences_that_matter(scripted_retrieval, m
 
 
 @pytest.mark.parametrize("web", ["local", "ddgs offline"])
-def test_crag_incorrect_answers_from_the_web_standin_with_a_citation(scripted_retrieval, fresh_cache, monkeypatch, capsys, web):
+def test_crag_incorrect_answers_from_the_web_standin_with_a_citation(scripted_retrieval, fresh_cache, monkeypatch,
+                                                                     capsys, web):
     if web != "local":
         monkeypatch.setattr(web_search, "_NOTICES", set())
         monkeypatch.setitem(sys.modules, "ddgs", None)
-    grades = {"Ashford Bridge": 1, "Tomas Vell": 1}  # generous grades, as the 1.5B model gave: no passage names the subject
+    # generous grades, as the 1.5B model gave: no passage names the subject
+    grades = {"Ashford Bridge": 1, "Tomas Vell": 1}
     with llm.use_model(llm.ScriptedModel(crag_script(grades, keep=(1, 2)))):
         r = crag.crag_answer("Who founded Quillfeather Observatory?", k=2, web_k=2, web=web.split()[0])
         verdicts = citations.verify(r)
@@ -401,7 +422,8 @@ def test_crag_incorrect_answers_from_the_web_standin_with_a_citation(scripted_re
 
 def test_crag_ambiguous_uses_corpus_and_web(scripted_retrieval, monkeypatch):
     outside = [{"id": f"S{n}", "chunk_id": f"https://example.org/{n}", "doc": f"https://example.org/{n}", "title": "A",
-                "text": "Short.", "url": f"https://example.org/{n}", "backend": "ddgs", "found_by": ["ddgs"]} for n in (1, 2, 3)]
+                "text": "Short.", "url": f"https://example.org/{n}", "backend": "ddgs", "found_by": ["ddgs"]}
+               for n in (1, 2, 3)]
     monkeypatch.setattr(web_search, "search", lambda q, k, backend=None, folder=None: outside)
     # Tomas Vell's grade 1 would make it "correct", but the passage does not name Ashford Bridge: capped at 0
     with llm.use_model(llm.ScriptedModel(crag_script({"Ashford Bridge": 0, "Tomas Vell": 1}))):
@@ -409,7 +431,8 @@ def test_crag_ambiguous_uses_corpus_and_web(scripted_retrieval, monkeypatch):
     assert r["action"] == "ambiguous" and [s["score"] for s in r["trace"] if s["step"] == "evaluate"] == [0, 0, -1]
     assert [p["chunk_id"] for p in r["passages"]] == ["ashford-bridge#0", "tomas-vell#0", "https://example.org/1",
                                                       "https://example.org/2"]  # AMBIGUOUS_WEB = 2 web results
-    assert r["passages"][2]["url"] == "https://example.org/1" and r["passages"][2]["text"] == "Short."  # short: kept whole
+    # short: kept whole
+    assert r["passages"][2]["url"] == "https://example.org/1" and r["passages"][2]["text"] == "Short."
 
 
 # ---- the scripts: --eval with the scripted model, empty questions ----
@@ -424,8 +447,10 @@ def everything(messages, schema):
     if system == flare.FLARE_SYSTEM:
         if last["role"] != "assistant":
             return [("Tomas Vell designed it", lp(.9)), (" [S1].", 0.0)]
-        return [(" Tomas", lp(.2)), (" Vell", 0.0)] if last["content"].endswith("Answer:") else [("Answer: Tomas Vell", lp(.9))]
-    if system in (crag.EVALUATOR_SYSTEM, crag.REFINE_SYSTEM, crag.REWRITE_SYSTEM) or system.startswith(sr.DECIDE_SYSTEM[:40]):
+        return ([(" Tomas", lp(.2)), (" Vell", 0.0)] if last["content"].endswith("Answer:")
+                else [("Answer: Tomas Vell", lp(.9))])
+    if (system in (crag.EVALUATOR_SYSTEM, crag.REFINE_SYSTEM, crag.REWRITE_SYSTEM)
+            or system.startswith(sr.DECIDE_SYSTEM[:40])):
         return {crag.EVALUATOR_SYSTEM: '{"score": 0.5}', crag.REFINE_SYSTEM: '{"keep": [1]}',
                 crag.REWRITE_SYSTEM: '{"query": "Tomas Vell"}'}.get(system, '{"retrieve": "yes"}')
     return self_rag_script(messages, schema) if system != GENERATE_SYSTEM else json.dumps(
@@ -434,7 +459,8 @@ def everything(messages, schema):
 
 @pytest.mark.parametrize("script, marker", [("flare", "FLARE threshold 0.4 (query masked)"),
                                             ("self_rag", "Self-RAG skipped retrieval on 0/2 questions"),
-                                            ("crag", "CRAG actions (correct if a score > 0.5, incorrect if all < -0.5)")])
+                                            ("crag", "CRAG actions (correct if a score > 0.5, "
+                                                     "incorrect if all < -0.5)")])
 def test_eval_2_prints_the_common_table_and_pattern_figures(corpus, golden_path, fresh_cache, tmp_path, monkeypatch,
                                                             capsys, script, marker):
     module = {"flare": flare, "self_rag": sr, "crag": crag}[script]
@@ -454,7 +480,8 @@ def test_eval_2_prints_the_common_table_and_pattern_figures(corpus, golden_path,
     monkeypatch.setattr(sys, "argv", argv)  # a rerun comes from the caches: no model call, same figures
     with llm.use_model(llm.ScriptedModel([])) as m:
         module.main()
-    assert m.calls == [] and marker in capsys.readouterr().out and json.loads(out.read_text())["table"] == report["table"]
+    assert (m.calls == [] and marker in capsys.readouterr().out
+            and json.loads(out.read_text())["table"] == report["table"])
 
 
 def test_flare_eval_counts_triggers(corpus, golden_path, fresh_cache, tmp_path, monkeypatch, capsys):
@@ -464,7 +491,8 @@ def test_flare_eval_counts_triggers(corpus, golden_path, fresh_cache, tmp_path, 
     with llm.use_model(llm.ScriptedModel(everything)):
         flare.main()
     figures = json.loads(out.read_text())["flare"]
-    assert figures["threshold"] == 0.3 and figures["retrievals_triggered"] == 2 and figures["questions_with_trigger"] == 2
+    assert (figures["threshold"] == 0.3 and figures["retrievals_triggered"] == 2
+            and figures["questions_with_trigger"] == 2)
     assert "2 retrievals triggered on 2/2 questions" in capsys.readouterr().out  # the forced answer's 0.2 token
 
 
@@ -496,7 +524,8 @@ def test_real_engine_self_rag_verdicts(corpus):
     assert decide["step"] == "decide" and isinstance(decide["retrieve"], bool)
     if r["retrieval"]:
         assert all(isinstance(s["relevant"], bool) for s in r["trace"] if s["step"] == "relevance")
-        assert all(s["support"] in sr.SUPPORT and 1 <= s["usefulness"] <= 5 for s in r["trace"] if s["step"] == "critique")
+        assert all(s["support"] in sr.SUPPORT and 1 <= s["usefulness"] <= 5
+                   for s in r["trace"] if s["step"] == "critique")
         assert "vell" in r["answer"].lower()
 
 
