@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum requirements.txt | cut -d' ' -f1)
 QUESTION ?= Indian film photographer Jagdish Mali, known for taking images of various celebrities including Shabana Azmi, is father to which Bollywood actress?
 
-.PHONY: install native index demo test lint bench benchmark app clean
+.PHONY: install native index demo test test-slow lint bench benchmark app clean
 
 $(STAMP): requirements.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -28,6 +28,9 @@ demo: index               ## the main job: a multi-hop golden question, retrieve
 
 test: install             ## the whole test suite (fast fixture tests + a few real-engine ones)
 	$(BIN)/python -m pytest
+
+test-slow: install        ## the longer real-engine tests make test leaves out (~4 min on the wheel; CI runs them)
+	$(BIN)/python -m pytest -m slow
 
 lint: install             ## the style check: ruff with the rules in pyproject.toml (CI runs it)
 	$(BIN)/ruff check .

@@ -37,9 +37,9 @@ import threading
 import time
 from pathlib import Path
 
+import cache
 import citations
 import disputes
-import harness
 import llm
 import patterns
 import steps
@@ -301,7 +301,7 @@ def main():
     print(f"{figures['questions']:>10}{figures['answered']:>10}{figures['lost']:>6}{figures['max_concurrent_runs']:>10}"
           f"{figures['seconds_total']:>9.1f}{figures['rss_mb_after']:>8.0f}{figures['rss_mb_peak']:>9.0f}")
     if args.json:
-        harness.write_json(args.json, figures)
+        cache.write_json(args.json, figures)
     demo.close()
 
 

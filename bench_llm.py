@@ -28,6 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import cache
 import llm
 from generate import generate
 
@@ -152,9 +153,8 @@ def main():
         print(f"{name:48}" + "".join(f"{res['builds'][b][key]:>10{fmt}}" for b in builds)
               + (f"  {res['ratio_native_wheel'][key]:>12.2f}" if "ratio_native_wheel" in res else ""))
     print("answers repeat exactly: " + ", ".join(f"{b} {res['builds'][b]['answers_identical']}" for b in builds))
-    import harness
     print()
-    harness.write_json(args.json, res)
+    cache.write_json(args.json, res)
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+import cache
 import harness
 import llm
 import patterns
@@ -239,7 +240,7 @@ def main(argv=None):
               "run": {"command": command, "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                       "machine": machine(), "fresh": args.fresh, "llm_calls_now": calls,
                       "wall_seconds": round(time.perf_counter() - start, 1)}}
-    harness.write_json(args.json, report)
+    cache.write_json(args.json, report)
     write_markdown(args.json.with_suffix(".md"), report, command)
     print(f"wrote {args.json.with_suffix('.md')}")
     plot(table, *charts)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from vector_index import CORPUS_DIR, CorpusError, load_documents
+from vector_index import CORPUS_DIR, DEMO_QUESTION, CorpusError, load_documents
 
 TOKEN = re.compile(r"\w+")
 K1, B = 1.5, 0.75        # the usual Okapi settings
@@ -87,8 +87,7 @@ def search(query, k=4, corpus=CORPUS_DIR):
 
 def main():
     ap = argparse.ArgumentParser(description="BM25 search over whole documents of a corpus folder.")
-    ap.add_argument("query", nargs="?", default="Who was the first president of the association "
-                    "which published Journal of Psychotherapy Integration?", help="the question")
+    ap.add_argument("query", nargs="?", default=DEMO_QUESTION, help="the question")
     ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents")
     ap.add_argument("--k", type=int, default=5, help="documents to show")
     args = ap.parse_args()

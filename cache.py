@@ -1,4 +1,5 @@
-"""One small disk cache shared by every script: judge verdicts, benchmark rows, graph extractions.
+"""What the lab keeps on disk: one small cache shared by every script (judge verdicts, benchmark rows, graph
+extractions), the rule that ties cached results to the code (code_key), and the results files (write_json).
 
     from cache import Cache
     verdicts = Cache("judge")
@@ -90,6 +91,30 @@ class Cache:
         with self.lock, open(self.path, "a", encoding="utf-8") as f:
             f.write(self._line(key, value))
         return value
+
+
+def portable(value):
+    """The payload with machine-specific paths made portable, for results committed from any machine: a path
+    inside the repository becomes relative to it, a GGUF file its file name. Other values are unchanged."""
+    if isinstance(value, dict):
+        return {k: portable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [portable(v) for v in value]
+    if isinstance(value, str) and value.startswith("/"):
+        if value.endswith(".gguf"):
+            return Path(value).name
+        root = str(HERE.resolve())
+        if value == root or value.startswith(root + "/"):
+            return str(Path(value).relative_to(root))
+    return value
+
+
+def write_json(path, payload):
+    """Write a results file (portable paths, see portable()) and say where."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(portable(payload), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {path}")
 
 
 def _imports(tree, known):

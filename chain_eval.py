@@ -21,7 +21,7 @@ from unittest.mock import patch
 import numpy as np
 
 import links
-import harness
+import cache
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, RRF_K, doc_recall, eval_items, fuse, get_retriever
 from vector_index import CorpusError, embed
 
@@ -106,7 +106,7 @@ def main():
     for name, by_k in report["recall"].items():
         print(f"{name:20}" + "".join(f"{by_k[k][s]:18.3f}" for k, s in cols))
     if args.json:
-        harness.write_json(args.json, report)
+        cache.write_json(args.json, report)
 
 
 if __name__ == "__main__":

@@ -37,10 +37,12 @@ common table beside plain generate(), then how often each action fired, F1 per a
 A reply out of shape never crashes: score 0, keep the whole passage, or search with the question itself.
 Not handled: several web queries per question, fetching whole web pages (ddgs gives snippets).
 """
-import argparse
 import re
 import time
 from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
 
 import llm
 import steps
@@ -61,10 +63,19 @@ MAX_CONTEXT = 5            # passages in the answer prompt
 AMBIGUOUS_WEB = 2          # web results beside the corpus passages on an ambiguous action
 REFINE_MIN_SENTENCES = 3   # shorter passages are kept whole: too little to strip, and a call saved
 DEMO = "Who founded Quillfeather Observatory?"
-SCORE_SCHEMA = {"type": "object", "required": ["question_is_about", "passage_is_about", "score"], "properties": {
-    "question_is_about": {"type": "string", "maxLength": 60}, "passage_is_about": {"type": "string", "maxLength": 60},
-    "score": {"type": "number", "enum": LEVELS}}}
-QUERY_SCHEMA = {"type": "object", "properties": {"query": {"type": "string", "maxLength": 120}}, "required": ["query"]}
+
+
+class Score(BaseModel):
+    question_is_about: str = Field(max_length=60)
+    passage_is_about: str = Field(max_length=60)
+    score: Literal[tuple(LEVELS)]
+
+
+class Query(BaseModel):
+    query: str = Field(max_length=120)
+
+
+SCORE_SCHEMA, QUERY_SCHEMA = Score.model_json_schema(), Query.model_json_schema()
 
 EVALUATOR_SYSTEM = """You grade how much a passage helps answer a question, using only the passage. \
 First name the person, place
@@ -252,15 +263,12 @@ def summarize_actions(stats):
 
 
 def parser():
-    ap = argparse.ArgumentParser(description="CRAG: grade retrieval, correct it (refine, or search the web), answer "
-                                 "with citations.")
-    ap.add_argument("question", nargs="?", default=DEMO, help="the question")
+    ap = harness.pattern_parser("CRAG: grade retrieval, refine it or search the web, answer with citations.", DEMO)
     ap.add_argument("--k", type=int, default=K, help="passages retrieved from the corpus")
     ap.add_argument("--web-k", type=int, default=WEB_K, help="web results when the action calls for them")
     ap.add_argument("--web", choices=web_search.BACKENDS, help="web backend (default: RAG_WEB, else local)")
     ap.add_argument("--web-dir", type=Path, help="stand-in web folder (default: RAG_WEB_DIR, else web_standin/)")
     ap.add_argument("--no-refine", action="store_true", help="skip knowledge refinement (whole passages)")
-    harness.add_pattern_args(ap)
     return ap
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-import harness
+import cache
 from cache import Cache
 from injection_detector import (ASK_SHARE, CUES, FALSE_QUARANTINE, FIXTURE, GRAY_SHARE, HERE, MODEL_PATH,
                                 NOT_INSTRUCTIONS, SAME_DOMAIN_WEIGHT, SEED, Detector, english_share, features,
@@ -172,7 +172,7 @@ def main():
         full.save(without=without)
         print(f"wrote {MODEL_PATH.relative_to(HERE)}")
     if args.json:
-        harness.write_json(args.json, report)
+        cache.write_json(args.json, report)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
+import cache
 import harness
 import injection
 import llm
@@ -87,7 +88,7 @@ def main():
                 lost = f"  (quarantined: {', '.join(r['quarantined'])})" if r["quarantined"] else ""
                 print(f"  {r['id'][:40]:40} {r['type']:6} {groups}{lost}")
         if args.json:
-            harness.write_json(args.json, {"golden": args.golden, "model": llm.engine_info(), **report})
+            cache.write_json(args.json, {"golden": args.golden, "model": llm.engine_info(), **report})
         return
     if args.injection:
         report = eval_injection(args.injection.split(","), args.k)
@@ -97,7 +98,7 @@ def main():
             print(f"  {r['id']:8} {r['kind']:15} {'DISPUTED' if r['disputed'] else 'agree':8} "
                   + "; ".join(f"{g['answer']} [{', '.join(g['sources'])}]" for g in r["answers"] or []))
         if args.json:
-            harness.write_json(args.json, {"families": args.injection, "model": llm.engine_info(), **report})
+            cache.write_json(args.json, {"families": args.injection, "model": llm.engine_info(), **report})
         return
 
 

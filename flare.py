@@ -28,7 +28,6 @@ then the answer line is asked for directly. Unlike the paper, passages accumulat
 each other, so every cited label still points at the text the model saw.
 Not handled: the threshold is not tuned per model; a reply that ignores the line format ends as one line.
 """
-import argparse
 import math
 import re
 import time
@@ -240,8 +239,7 @@ def summarize_triggers(stats, threshold, query_mode):
 
 
 def parser():
-    ap = argparse.ArgumentParser(description="FLARE: retrieve when a look-ahead segment has a low-confidence token.")
-    ap.add_argument("question", nargs="?", default=DEMO, help="the question")
+    ap = harness.pattern_parser("FLARE: retrieve when a look-ahead segment has a low-confidence token.", DEMO)
     ap.add_argument("--threshold", type=float, default=THRESHOLD, help="token probability that triggers retrieval")
     ap.add_argument("--query", choices=QUERY_MODES, default="masked", help="how a segment becomes a query")
     ap.add_argument("--k", type=int, default=K, help="passages retrieved for the question first")
@@ -249,7 +247,6 @@ def parser():
     ap.add_argument("--max-retrievals", type=int, default=MAX_RETRIEVALS, help="triggered retrievals at most")
     ap.add_argument("--max-sentences", type=int, default=MAX_SENTENCES, help="sentences before the answer line")
     ap.add_argument("--max-tokens", type=int, default=MAX_TOKENS, help="generated tokens, about, in all")
-    harness.add_pattern_args(ap)
     return ap
 
 

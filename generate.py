@@ -31,9 +31,10 @@ from pathlib import Path
 
 import injection_detector
 import llm
+import steps
 from cache import Cache
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, retrieve_chunks
-from vector_index import CorpusError
+from vector_index import DEMO_QUESTION, CorpusError
 
 STYLES = ("lab", "text", "json")
 DEFAULT_STYLE = "json"
@@ -265,15 +266,12 @@ def print_result(r):
     print(f"\n{'id':4} {'rank':>4} {'chunk':52} text")
     for p in r["passages"]:
         print(f"{p['id']:4} {p['rank']:>4} {p['chunk_id'][:52]:52} {' '.join(p['text'].split())[:60]}")
-    c = r["cost"]
-    print(f"\nllm calls {c['calls']}  prompt tokens {c['prompt_tokens']}  completion tokens "
-          f"{c['completion_tokens']}  {c['seconds']:.1f} s")
+    print("\n" + steps.cost_line(r["cost"]))
 
 
 def main():
     ap = argparse.ArgumentParser(description="Answer a question from retrieved passages, with [S#] citations.")
-    ap.add_argument("question", nargs="?", default="Who was the first president of the association which "
-                    "published Journal of Psychotherapy Integration?", help="the question")
+    ap.add_argument("question", nargs="?", default=DEMO_QUESTION, help="the question")
     ap.add_argument("--k", type=int, default=4, help="passages in the prompt")
     ap.add_argument("--order", choices=ORDERS, default="best_first", help="order of the passages in the prompt")
     ap.add_argument("--style", choices=STYLES, default=DEFAULT_STYLE, help="prompt style")

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 import networkx as nx
+from pydantic import BaseModel, Field
 
 import llm
 import harness
@@ -49,19 +50,35 @@ Example: {"entities": [{"name": "Ashford Bridge", "type": "bridge", "description
 {"name": "Tomas Vell", "type": "person", "description": "Engineer who designed Ashford Bridge."}],
 "relations": [{"source": "Ashford Bridge", "target": "Tomas Vell", "relation": "designed by",
 "description": "Tomas Vell designed Ashford Bridge."}]}"""
-_STR = lambda n: {"type": "string", "maxLength": n}
-EXTRACT_SCHEMA = {"type": "object", "required": ["entities", "relations"], "properties": {
-    "entities": {"type": "array", "maxItems": MAX_ENTITIES, "items": {
-        "type": "object", "required": ["name", "type", "description"],
-        "properties": {"name": _STR(MAX_NAME_CHARS), "type": _STR(24), "description": _STR(MAX_DESC_CHARS)}}},
-    "relations": {"type": "array", "maxItems": MAX_RELATIONS, "items": {
-        "type": "object", "required": ["source", "target", "relation", "description"],
-        "properties": {"source": _STR(MAX_NAME_CHARS), "target": _STR(MAX_NAME_CHARS), "relation": _STR(40),
-                       "description": _STR(MAX_DESC_CHARS)}}}}}
+
+
+class Entity(BaseModel):
+    name: str = Field(max_length=MAX_NAME_CHARS)
+    type: str = Field(max_length=24)
+    description: str = Field(max_length=MAX_DESC_CHARS)
+
+
+class Relation(BaseModel):
+    source: str = Field(max_length=MAX_NAME_CHARS)
+    target: str = Field(max_length=MAX_NAME_CHARS)
+    relation: str = Field(max_length=40)
+    description: str = Field(max_length=MAX_DESC_CHARS)
+
+
+class Extraction(BaseModel):
+    entities: list[Entity] = Field(max_length=MAX_ENTITIES)
+    relations: list[Relation] = Field(max_length=MAX_RELATIONS)
+
+
+class Summary(BaseModel):
+    title: str = Field(max_length=80)
+    summary: str = Field(max_length=600)
+
+
+EXTRACT_SCHEMA = Extraction.model_json_schema()
 SUMMARY_SYSTEM = ("You summarize a group of related entities from a knowledge graph in a title and 2-4 factual "
                   "sentences.")
-SUMMARY_SCHEMA = {"type": "object", "required": ["title", "summary"],
-                  "properties": {"title": _STR(80), "summary": _STR(600)}}
+SUMMARY_SCHEMA = Summary.model_json_schema()
 
 
 def cut(text, limit=MAX_DESC_CHARS):

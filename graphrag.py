@@ -23,7 +23,9 @@ import time
 from pathlib import Path
 
 import networkx as nx
+from pydantic import BaseModel, Field
 
+import cache
 import llm
 import steps
 import citations
@@ -46,11 +48,18 @@ PNG_NODES = 40            # nodes drawn at most
 MAP_SYSTEM = """You get a question and a report about a group of related entities. List the facts from the report
 that help answer the question (at most 3, each one sentence), with a helpfulness score from 0 to 100.
 Give an empty list when nothing helps."""
-MAP_SCHEMA = {"type": "object", "required": ["points"], "properties": {"points": {
-    "type": "array", "maxItems": 3, "items": {
-        "type": "object", "required": ["text", "score"],
-        "properties": {"text": {"type": "string", "maxLength": 300},
-                       "score": {"type": "integer", "minimum": 0, "maximum": 100}}}}}}
+
+
+class Point(BaseModel):
+    text: str = Field(max_length=300)
+    score: int = Field(ge=0, le=100)
+
+
+class MapReply(BaseModel):
+    points: list[Point] = Field(max_length=3)
+
+
+MAP_SCHEMA = MapReply.model_json_schema()
 
 
 # ---- search ----
@@ -268,7 +277,7 @@ def main():
                       f"titles found by llm {c['overlap']['titles_in_llm']:.3f}")
                 s["compare_extractors"] = c
             if args.json:
-                harness.write_json(args.json, {"settings": settings, "stats": s})
+                cache.write_json(args.json, {"settings": settings, "stats": s})
         if args.build or args.stats:
             return
         kw = dict(mode=args.mode, corpus=args.corpus, chunker=args.chunker, extractor=args.extractor)
@@ -285,7 +294,7 @@ def main():
             router = router_check(load(args.corpus, args.chunker, args.extractor), items)
             print("\nauto router: " + "  ".join(f"{k} {v:.3f}" for k, v in router.items()))
             if args.json:
-                harness.write_json(args.json, {"settings": settings, "model": llm.engine_info(), "table": table,
+                cache.write_json(args.json, {"settings": settings, "model": llm.engine_info(), "table": table,
                                           "router": router, "rows": rows})
             return
         question = check_question(args.question)
@@ -294,9 +303,7 @@ def main():
         print(f"mode: {r['mode']}\nmatched entities: {', '.join(r['entities']) or '(none)'}\ntrace:")
         steps.print_trace(r["trace"])
         citations.print_checked(r)
-        c = r["cost"]
-        print(f"\nllm calls {c['calls']}  prompt tokens {c['prompt_tokens']}  completion tokens "
-              f"{c['completion_tokens']}  {c['wall_seconds']:.1f} s")
+        print("\n" + steps.cost_line(r["cost"], "wall_seconds"))
         if args.png:
             payload = load(args.corpus, args.chunker, args.extractor)
             keys = [k for k in payload["G"] if payload["G"].nodes[k]["name"] in r["entities"]]

@@ -6,17 +6,16 @@ citations (citations.verify), cache both, and report.
 - evaluate_pattern(): a pattern's rows beside generate() rows on the same items; compare() and print_comparison()
   make the table every pattern prints.
 - add_pattern_args(), parse_settings(), pattern_main(): a pattern script's shared flags, settings and main().
-- write_json() (repo-relative paths, portable()), mean(), fmt(): the output helpers.
+- mean(), fmt(): the output helpers (results files: cache.write_json).
 """
 import inspect
-import json
 import sys
 from pathlib import Path
 
 import judge
 import llm
 import steps
-from cache import Cache
+from cache import Cache, write_json
 from citations import print_checked, question_row, summarize, verify
 from generate import DEFAULT_STYLE, check_question, generate, quarantine_version
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, eval_items
@@ -126,30 +125,6 @@ def evaluate_pattern(name, answer_fn, items, settings, stats_of, corpus=CORPUS_D
     return table, rows, stats
 
 
-def portable(value):
-    """The payload with machine-specific paths made portable, for results committed from any machine: a path
-    inside the repository becomes relative to it, a GGUF file its file name. Other values are unchanged."""
-    if isinstance(value, dict):
-        return {k: portable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [portable(v) for v in value]
-    if isinstance(value, str) and value.startswith("/"):
-        if value.endswith(".gguf"):
-            return Path(value).name
-        root = str(HERE.resolve())
-        if value == root or value.startswith(root + "/"):
-            return str(Path(value).relative_to(root))
-    return value
-
-
-def write_json(path, payload):
-    """Write a results file (portable paths, see portable()) and say where."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(portable(payload), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"wrote {path}")
-
-
 def mean(values):
     """Mean, or None for no values (printed as n/a)."""
     values = list(values)
@@ -158,6 +133,16 @@ def mean(values):
 
 def fmt(x):
     return "n/a" if x is None else f"{x:.3f}"
+
+
+def pattern_parser(description, demo):
+    """A pattern script's parser: the question (default `demo`) and the shared flags (add_pattern_args);
+    the script adds its own settings."""
+    import argparse
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("question", nargs="?", default=demo, help="the question")
+    add_pattern_args(ap)
+    return ap
 
 
 def add_pattern_args(ap):
@@ -195,9 +180,7 @@ def pattern_main(name, args, answer, kw, stats_of, summarize_stats, describe=lam
             r = answer(question)
             steps.print_trace(r["trace"])
             print_checked(r)
-            c = r["cost"]
-            print(f"\n{describe(r)}llm calls {c['calls']}  prompt tokens {c['prompt_tokens']}  completion tokens "
-                  f"{c['completion_tokens']}  {c['wall_seconds']:.1f} s")
+            print(f"\n{describe(r)}" + steps.cost_line(r["cost"], "wall_seconds"))
             return
         items = eval_items(args.golden, args.eval, args.corpus, args.chunker)
         table, rows, stats = evaluate_pattern(name, answer, items, settings, stats_of, args.corpus, args.fresh)

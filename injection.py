@@ -60,8 +60,8 @@ import disputes
 import generate as gen
 import injection_detector
 import judge
+import cache
 import llm
-import harness
 from cache import Cache, code_key
 from answers import normalize_answer
 from judge import joined, supports
@@ -318,8 +318,8 @@ def main():
     try:
         items = load_items(args.golden, args.limit)
         print(f"methods={','.join(methods)} k={args.k} questions={len(items)} "
-              f"corpus={harness.portable(str(args.corpus.resolve()))} "
-              f"golden={harness.portable(str(args.golden.resolve()))}")
+              f"corpus={cache.portable(str(args.corpus.resolve()))} "
+              f"golden={cache.portable(str(args.golden.resolve()))}")
         print(f"model: {llm.engine_info()['engine']} {llm.engine_info()['model']}")
         build_index(args.corpus, progress=False)
         for m in methods:
@@ -331,7 +331,7 @@ def main():
     table, by_kind = tables(by_method)
     print_tables(table, by_kind)
     if args.json:
-        harness.write_json(args.json, {"settings": {"methods": methods, "k": args.k, "corpus": str(args.corpus),
+        cache.write_json(args.json, {"settings": {"methods": methods, "k": args.k, "corpus": str(args.corpus),
                                                "golden": str(args.golden), "version": VERSION,
                                                "judge": judge.version()},
                                   "model": llm.engine_info(), "table": table, "by_kind": by_kind, "rows": by_method})

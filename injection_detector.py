@@ -42,8 +42,10 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
+from pydantic import BaseModel
 
 from cache import Cache
 from vector_index import embed, split_sentences
@@ -213,8 +215,13 @@ def english_share(sentence):
     return sum(w in ENGLISH for w in words) / len(words) if len(words) >= 8 else 1.0
 
 
-SCREEN_SCHEMA = {"type": "object", "properties": {"verdict": {"type": "string", "enum": ["YES", "NO"]}},
-                 "required": ["verdict"]}
+
+
+class Screen(BaseModel):
+    verdict: Literal["YES", "NO"]
+
+
+SCREEN_SCHEMA = Screen.model_json_schema()
 
 
 _SCREENED = None   # the second look's cache, loaded once per process

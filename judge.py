@@ -37,6 +37,9 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
 
 import llm
 from answers import NOT_STATED, about, answers_match, exact_match, f1, named_in, normalize_answer, stated_fuller
@@ -51,10 +54,23 @@ JUDGE_STYLE = "verdict"    # measured better: results/judge_pairs*.json
 RESCUE_P_YES = 0.86   # answer_check: P(YES) that overrules the multiple choice; chosen on the dev pairs
 RIVAL_MARGIN = 0.0    # answer_contrast (a candidate): P(YES) of the claim's answer minus the model's own to keep it
 JUDGE_DESIGN = "answer_check"   # chosen on the dev pairs among judge_eval.DESIGNS: results/judge_eval_dev.json
-VERDICT = {"type": "string", "enum": ["YES", "NO"]}
-SCHEMAS = {"verdict": {"type": "object", "properties": {"verdict": VERDICT}, "required": ["verdict"]},
-           "evidence": {"type": "object", "properties": {"evidence": {"type": "string", "maxLength": 200},
-                                                         "verdict": VERDICT}, "required": ["evidence", "verdict"]}}
+
+
+class Verdict(BaseModel):
+    verdict: Literal["YES", "NO"]
+
+
+class Evidence(BaseModel):
+    evidence: str = Field(max_length=200)
+    verdict: Literal["YES", "NO"]
+
+
+class Answer(BaseModel):
+    answer: str = Field(max_length=80)
+
+
+VERDICT = Verdict.model_json_schema()["properties"]["verdict"]   # {"enum": ["YES", "NO"], "type": "string", ...}
+SCHEMAS = {"verdict": Verdict.model_json_schema(), "evidence": Evidence.model_json_schema()}
 MAX_SOURCE_CHARS = 6000       # a longer source is cut: a 1.5B model judges worse on very long inputs
 
 SUPPORT_RULES = """You check whether a source supports a claim. Use only the source, not your own knowledge.
@@ -102,8 +118,7 @@ def _cached(kind, payload, compute):
     return hit if hit is not None else cache().put(key, compute())
 
 
-ANSWER_SCHEMA = {"type": "object", "properties": {"answer": {"type": "string", "maxLength": 80}},
-                 "required": ["answer"]}
+ANSWER_SCHEMA = Answer.model_json_schema()
 CLAIM_FORM = re.compile(r'^\s*The answer to "(.+)" is (.+?)\.?\s*$', re.S)  # how verifiers phrase a short answer
 BARE_ANSWER_WORDS = 6         # a claim this short and without a full stop, given with its question, is an answer
 

@@ -44,7 +44,7 @@ from decompose import MAX_PARTS, PLACEHOLDER, fill, plan
 from generate import check_question, format_sources, generate, is_idk, print_result as print_answer, shots
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, link_line, retrieve_chunks
 from router import learned_route, load_router, needs_decomposition
-from vector_index import CorpusError
+from vector_index import DEMO_QUESTION, CorpusError
 
 MODES = ("single", "chain", "parallel", "iterative")
 HOPS = ("chain", "decompose")   # how smart_answer() treats a question routed multi-hop
@@ -294,15 +294,13 @@ def print_verified(r):
     print_trace(r)
     with llm.counting() as judge_cost:
         citations.print_checked(r)
-    c = r["cost"]
-    print(f"\nllm calls {c['calls']}  prompt tokens {c['prompt_tokens']}  completion tokens {c['completion_tokens']}"
-          f"  {c['seconds']:.1f} s; the judge: {judge_cost['calls']} llm calls, {judge_cost['seconds']:.1f} s")
+    print("\n" + steps.cost_line(r["cost"])
+          + f"; the judge: {judge_cost['calls']} llm calls, {judge_cost['seconds']:.1f} s")
 
 
 def main():
     ap = argparse.ArgumentParser(description="Answer a multi-hop question: route, decompose, retrieve per hop, cite.")
-    ap.add_argument("question", nargs="?", default="Who was the first president of the association which "
-                    "published Journal of Psychotherapy Integration?", help="the question")
+    ap.add_argument("question", nargs="?", default=DEMO_QUESTION, help="the question")
     ap.add_argument("--mode", choices=("auto",) + MODES, default="auto", help="auto: the router decides")
     ap.add_argument("--router", choices=("learned", "llm"), default="learned", help="which router --mode auto asks")
     ap.add_argument("--hops", choices=HOPS, default="chain",

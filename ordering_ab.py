@@ -11,7 +11,6 @@ Every order sees exactly the same passages for a question (retrieved once); only
 therefore their labels change. Deltas are paired per question and resampled 2,000 times (seeded).
 """
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import numpy as np
 from scipy.stats import bootstrap
 
 import llm
+from cache import write_json
 from generate import DEFAULT_STYLE, ORDERS, generate
 from judge import audit
 from retrieve import CORPUS_DIR, GOLDEN, eval_items, retrieve_chunks
@@ -94,9 +94,7 @@ def main():
         sys.exit(f"ordering_ab: {e}")
     print_report(rep)
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(rep, indent=1) + "\n")
-        print(f"wrote {args.json}")
+        write_json(args.json, rep)
 
 
 if __name__ == "__main__":

@@ -20,8 +20,10 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
+from pydantic import BaseModel
 
 import llm
 from judge import _cached
@@ -33,8 +35,13 @@ ROWS = HERE / "results" / "cache" / "rows.jsonl"
 RIGHT_F1, WRONG_F1 = 0.5, 0.0
 BOOTSTRAP = 2000
 MEASURES = ("llm_1to5", "embed_cosine")
-SCORE_SCHEMA = {"type": "object", "properties": {"score": {"type": "integer", "enum": [1, 2, 3, 4, 5]}},
-                "required": ["score"]}
+
+
+class Score(BaseModel):
+    score: Literal[1, 2, 3, 4, 5]
+
+
+SCORE_SCHEMA = Score.model_json_schema()
 RELEVANCE_PROMPT = """Question: {question}
 Answer: {answer}
 

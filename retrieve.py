@@ -37,9 +37,10 @@ from pathlib import Path
 import numpy as np
 
 import links
+from cache import write_json
 from bm25_baseline import BM25, doc_index, search as bm25_doc_search
 import vector_index
-from vector_index import (CORPUS_DIR, DEFAULT_CHUNKER, CHUNKERS, CorpusError, build_index, embed,
+from vector_index import (CORPUS_DIR, DEFAULT_CHUNKER, CHUNKERS, DEMO_QUESTION, CorpusError, build_index, embed,
                           get_all, get_collection, warn)
 
 HERE = Path(__file__).parent
@@ -315,8 +316,7 @@ def link_line(p):
 
 def main():
     ap = argparse.ArgumentParser(description="Hybrid retrieval: print passages for a question, or --eval recall.")
-    ap.add_argument("query", nargs="?", default="Who was the first president of the association which "
-                    "published Journal of Psychotherapy Integration?", help="the question")
+    ap.add_argument("query", nargs="?", default=DEMO_QUESTION, help="the question")
     ap.add_argument("--k", help="passages to return (default 4); with --eval a list (default 2,4,10)")
     ap.add_argument("--depth", type=int, default=12, help="candidates taken from each retriever before fusion")
     ap.add_argument("--method", choices=METHODS, default="fused", help="retrieval method for a query")
@@ -346,9 +346,8 @@ def main():
         sys.exit(f"retrieve: {e}")
     print_eval(report, ks)
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=1) + "\n")
-        print(f"\nwrote {args.json}")
+        print()
+        write_json(args.json, report)
 
 
 if __name__ == "__main__":

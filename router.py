@@ -20,8 +20,10 @@ style of question needs its own labelled items and a refit.
 import json
 import re
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
+from pydantic import BaseModel, Field
 
 import llm
 from generate import check_question, shots
@@ -54,8 +56,14 @@ First write what must be looked up first ("nothing" if the question names everyt
              ("Tomas Reyes >> place of birth", "nothing", "no"),
              ("Are Lake Orvo and Lake Tamsin both in Norway?", "the country of each lake", "yes")],
             ("look_up_first", "multi_hop"))
-ROUTE_SCHEMA = {"type": "object", "required": ["look_up_first", "multi_hop"], "properties": {
-    "look_up_first": {"type": "string", "maxLength": 100}, "multi_hop": {"type": "string", "enum": ["yes", "no"]}}}
+
+
+class Route(BaseModel):
+    look_up_first: str = Field(max_length=100)
+    multi_hop: Literal["yes", "no"]
+
+
+ROUTE_SCHEMA = Route.model_json_schema()
 
 
 def needs_decomposition(question):

@@ -35,8 +35,7 @@ import links
 import llm
 import multihop
 import router
-import harness
-from cache import Cache
+from cache import Cache, write_json
 from generate import SYSTEM as ANSWER_SYSTEM, generate
 from answers import exact_match, f1
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, doc_recall, eval_items, sample_golden
@@ -255,7 +254,7 @@ def main():
     if args.json:
         report = {"router": routers, "modes": {m: {**t["all"], "by_source": {k: v for k, v in t.items() if k != "all"}}
                                                for m, t in table.items()}, "settings": {**s, "model": model}}
-        harness.write_json(args.json, report)
+        write_json(args.json, report)
 
 
 if __name__ == "__main__":

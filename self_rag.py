@@ -28,9 +28,11 @@ No relevant passage in any round: the first retrieval answers, unfiltered (said 
 A reply out of shape never crashes: retrieve, relevant, support "no"/1, or stop refining; each is a warning.
 Not handled: segment-level beam search over critiques (the paper's decoding); one answer per round instead.
 """
-import argparse
 import re
 import time
+from typing import Literal
+
+from pydantic import BaseModel, Field
 
 import llm
 import steps
@@ -46,14 +48,31 @@ USEFUL_MIN = 4     # usefulness (1-5) an answer needs, with full support, to sto
 MAX_CONTEXT = 5    # relevant passages in the answer prompt
 SUPPORT = ("fully", "partially", "no")
 DEMO = "Who was the first president of the association which published Journal of Psychotherapy Integration?"
-yes_no = lambda key: {"type": "object", "properties": {key: {"type": "string", "enum": ["yes", "no"]}},
-                      "required": [key]}
-DECIDE_SCHEMA, RELEVANT_SCHEMA = yes_no("retrieve"), yes_no("relevant")
-CRITIQUE_SCHEMA = {"type": "object", "required": ["support", "usefulness"], "properties": {
-    "support": {"type": "string", "enum": list(SUPPORT)}, "usefulness": {"type": "integer", "enum": [1, 2, 3, 4, 5]}}}
-QUERY_SCHEMA = {"type": "object", "properties": {"query": {"type": "string", "maxLength": 120}}, "required": ["query"]}
-ALONE_SCHEMA = {"type": "object", "properties": {"answer": {"type": "string", "maxLength": 120}},
-                "required": ["answer"]}
+
+
+class Decide(BaseModel):
+    retrieve: Literal["yes", "no"]
+
+
+class Relevant(BaseModel):
+    relevant: Literal["yes", "no"]
+
+
+class Critique(BaseModel):
+    support: Literal[SUPPORT]
+    usefulness: Literal[1, 2, 3, 4, 5]
+
+
+class Query(BaseModel):
+    query: str = Field(max_length=120)
+
+
+class Alone(BaseModel):
+    answer: str = Field(max_length=120)
+
+
+DECIDE_SCHEMA, RELEVANT_SCHEMA, CRITIQUE_SCHEMA, QUERY_SCHEMA, ALONE_SCHEMA = (
+    m.model_json_schema() for m in (Decide, Relevant, Critique, Query, Alone))
 
 DECIDE_SYSTEM = """You decide whether a question needs facts looked up in a document collection before it \
 can be answered.
@@ -238,14 +257,11 @@ def summarize_skips(stats):
 
 
 def parser():
-    ap = argparse.ArgumentParser(description="Self-RAG: retrieve on demand, filter, answer, critique, refine the "
-                                 "query.")
-    ap.add_argument("question", nargs="?", default=DEMO, help="the question")
+    ap = harness.pattern_parser("Self-RAG: retrieve on demand, filter, answer, critique, refine the query.", DEMO)
     ap.add_argument("--k", type=int, default=K, help="passages per retrieval")
     ap.add_argument("--max-rounds", type=int, default=MAX_ROUNDS, help="retrieval rounds at most")
     ap.add_argument("--useful-min", type=int, default=USEFUL_MIN, help="usefulness (1-5) that stops refining")
     ap.add_argument("--always-retrieve", action="store_true", help="skip the retrieve decision (to measure it)")
-    harness.add_pattern_args(ap)
     return ap
 
 

@@ -128,3 +128,9 @@ def print_trace(trace):
     """Every step of a trace, one line each (describe): what a pattern's CLI prints before its answer."""
     for s in trace:
         print(describe(s))
+
+
+def cost_line(c, seconds="seconds"):
+    """What one answer cost, in the CLIs' words: 'llm calls 2  prompt tokens 900  completion tokens 40  12.3 s'."""
+    return (f"llm calls {c['calls']}  prompt tokens {c['prompt_tokens']}  completion tokens {c['completion_tokens']}  "
+            f"{c.get(seconds, c['seconds']):.1f} s")

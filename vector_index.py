@@ -33,6 +33,8 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 CORPUS_DIR = HERE / "corpus"
+DEMO_QUESTION = ("Who was the first president of the association which published Journal of Psychotherapy "
+                 "Integration?")  # the CLIs' default question: a two-hop one of golden.json
 CHUNKERS = ("fixed", "sentence", "titled")
 DEFAULT_CHUNKER = "titled"       # the lab's best: each chunk prefixed with its document's title
 CHUNK_WORDS = 120                # well inside MiniLM's 256-token window

@@ -14,6 +14,8 @@ FIXTURES = Path(__file__).parent / "fixtures"
 def pytest_configure(config):
     config.addinivalue_line("markers", "engine: runs the real embedded language model (seconds per test)")
     config.addinivalue_line("markers", "browser: drives headless Chromium")
+    config.addinivalue_line("markers", "slow: a longer real-engine run (20-80 s): `make test-slow` and CI run them, "
+                                       "`make test` leaves them out")
 
 
 @pytest.fixture(autouse=True, scope="session")

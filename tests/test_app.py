@@ -25,13 +25,13 @@ from pathlib import Path
 import pytest
 
 import app
+import cache
 import llm
 import multihop
 import page
 import patterns
 import steps
 import citations
-import harness
 from generate import IDK
 from conftest import NOT_STATED_REPLY, judge_defers
 
@@ -348,7 +348,7 @@ def test_five_concurrent_questions_are_queued_and_all_answered(server):
     figures["note"] = ("SCRIPTED model (a stand-in, not a language model) on the fixture corpus; the server runs "
                        "in the pytest process, so RSS is that process's. "
                        "Real engine: python app.py --check-concurrency 5")
-    harness.write_json(RESULTS / "app_concurrency.json", figures)
+    cache.write_json(RESULTS / "app_concurrency.json", figures)
 
 
 # ---- the page in headless Chromium ----
@@ -431,6 +431,7 @@ def test_page_bad_input_busy_model_and_keeps_serving_scripted(server, browser):
         assert len(p.query_selector_all("#answer details.chip")) == 3
 
 
+@pytest.mark.slow
 @pytest.mark.engine
 @pytest.mark.browser
 def test_page_answers_fixture_multihop_question_on_real_engine(corpus, browser):

@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 import engine
+import cache
 import llm
 import vector_index as vi
 import harness
@@ -242,6 +243,7 @@ def test_gguf_with_the_wrong_sha256_is_refused_before_loading(tmp_path, monkeypa
 
 # ---- determinism: the same question twice from scratch gives the same figures ----
 
+@pytest.mark.slow
 @pytest.mark.engine
 def test_real_engine_two_fresh_runs_give_identical_json(corpus, golden_path, tmp_path):
     """Two runs of verify_citations.py --no-timing, each with its own empty cache (nothing reused): byte-identical
@@ -262,7 +264,7 @@ def test_real_engine_two_fresh_runs_give_identical_json(corpus, golden_path, tmp
 def test_results_json_carries_no_machine_paths(tmp_path):
     root = harness.HERE.resolve()
     out = tmp_path / "r.json"
-    harness.write_json(out, {"model": {"gguf": "/root/.cache/rag-lab/qwen.gguf", "host": None},
+    cache.write_json(out, {"model": {"gguf": "/root/.cache/rag-lab/qwen.gguf", "host": None},
                         "settings": {"corpus": str(root / "corpus"), "golden": str(root / "golden.json"),
                                      "other": "/elsewhere/corpus", "name": "Montréal"}, "rows": [(1, str(root))]})
     data = json.loads(out.read_text(encoding="utf-8"))

@@ -348,6 +348,7 @@ def test_empty_question_is_one_clear_error(monkeypatch):
         mh.main()
 
 
+@pytest.mark.slow
 @pytest.mark.engine
 def test_real_engine_routes_and_decomposes_the_fixture_bridge_question():
     assert router.needs_decomposition(Q) is True

@@ -506,6 +506,7 @@ def test_an_empty_question_is_one_clear_line(module, monkeypatch):
 
 # ---- the real engine, once per pattern ----
 
+@pytest.mark.slow
 @pytest.mark.engine
 def test_real_engine_flare_measures_confidence_and_triggers(corpus):
     r = flare.flare_answer(QUESTION, k=2, threshold=0.99, max_retrievals=1, max_sentences=2, corpus=corpus)
@@ -517,6 +518,7 @@ def test_real_engine_flare_measures_confidence_and_triggers(corpus):
     assert r["triggers"] == 1 and r["answer"] and r["invalid_ids"] == []
 
 
+@pytest.mark.slow
 @pytest.mark.engine
 def test_real_engine_self_rag_verdicts(corpus):
     r = sr.self_rag_answer("Who designed Ashford Bridge?", k=2, max_rounds=1, corpus=corpus)
@@ -529,6 +531,7 @@ def test_real_engine_self_rag_verdicts(corpus):
         assert "vell" in r["answer"].lower()
 
 
+@pytest.mark.slow
 @pytest.mark.engine
 def test_real_engine_crag_answers_from_the_web_standin(corpus):
     r = crag.crag_answer("Who founded Quillfeather Observatory?", k=2, web_k=2, web="local",
