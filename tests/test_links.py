@@ -2,9 +2,7 @@
 
 Runs on the fixture corpus with the real embedder and no language model (chain makes no model call)."""
 import json
-import subprocess
 import sys
-from pathlib import Path
 
 import links
 import page
@@ -12,7 +10,6 @@ import steps
 import retrieve
 from vector_index import build_index
 
-ROOT = Path(__file__).resolve().parents[1]
 Q = "In which village was the designer of Ashford Bridge born?"
 
 
@@ -77,16 +74,17 @@ def test_a_changed_document_updates_its_links(own_corpus):
     assert "hartmoor" not in {v[2] for v in r.links.reached(i, r.texts[i], "").values()}
 
 
-def test_chain_cli_prints_the_link_and_eval_reports_chain(corpus, golden_path, tmp_path):
-    run = lambda *a: subprocess.run([sys.executable, str(ROOT / "retrieve.py"), *a], capture_output=True, text=True)
-    r = run("Who was mayor in 2020 of the town where Edric Vell lived?", "--method", "chain", "--k", "2",
-            "--corpus", str(corpus))
-    assert r.returncode == 0, r.stderr
-    assert "S2 reached from S1 via 'corran' (its title)" in r.stdout and "+link" in r.stdout
-    out = tmp_path / "r.json"
-    r = run("--eval", "--corpus", str(corpus), "--golden", str(golden_path), "--k", "2", "--json", str(out))
-    assert r.returncode == 0, r.stderr
-    report = json.loads(out.read_text())
+def test_chain_cli_prints_the_link_and_eval_reports_chain(corpus, golden_path, tmp_path, monkeypatch, capsys):
+    def run(*a):  # `python retrieve.py ...`, in this process (the embedder is loaded once for the whole suite)
+        monkeypatch.setattr(sys, "argv", ["retrieve.py", *a])
+        retrieve.main()
+        return capsys.readouterr().out
+    out = run("Who was mayor in 2020 of the town where Edric Vell lived?", "--method", "chain", "--k", "2",
+              "--corpus", str(corpus))
+    assert "S2 reached from S1 via 'corran' (its title)" in out and "+link" in out
+    path = tmp_path / "r.json"
+    run("--eval", "--corpus", str(corpus), "--golden", str(golden_path), "--k", "2", "--json", str(path))
+    report = json.loads(path.read_text())
     assert report["recall"]["chain"]["2"]["multi"] >= report["recall"]["fused"]["2"]["multi"]
     assert report["recall"]["chain"]["2"]["multi"] == 1.0   # each fixture chain is one named link
 
