@@ -66,7 +66,6 @@ def _restates(sub, question):
     return bool(q) and len(q - _content_words(sub)) <= len(q) // 8
 
 
-
 def decompose(question, max_parts=MAX_PARTS, trace=None):
     """Question -> sub-questions, later ones saying [ANSWER_N]; [] when nothing usable is left; LLMError when
     the reply is not JSON. The raw reply and every problem go to `trace`.

@@ -215,8 +215,6 @@ def english_share(sentence):
     return sum(w in ENGLISH for w in words) / len(words) if len(words) >= 8 else 1.0
 
 
-
-
 class Screen(BaseModel):
     verdict: Literal["YES", "NO"]
 

@@ -115,7 +115,6 @@ class _Embedded:
         return out
 
 
-
 class ScriptedModel:
     """A SCRIPTED stand-in for tests, never a real model: replies come from a function
     `(messages, schema) -> str` or from a list of canned strings, in order. A reply may also be a
