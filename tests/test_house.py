@@ -55,3 +55,11 @@ def test_pattern_names_live_in_one_registry():
                 listed.setdefault(path.name, []).append(sorted(found))
     assert not listed, listed
     assert {"seed", "single", "smart", "chain", "flare", "self_rag", "crag", "graph_local"} <= set(patterns.PATTERNS)
+
+
+def test_the_readme_file_table_names_every_module():
+    import re
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = readme[readme.index("## The files, in week order"):readme.index("## Retrieval")]
+    named = set(re.findall(r"`([a-z0-9_]+\.py)`", table))
+    assert named == {p.name for p in ROOT.glob("*.py")}, set(named) ^ {p.name for p in ROOT.glob("*.py")}
