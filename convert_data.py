@@ -5,7 +5,7 @@ committed. Run it again only to regenerate that output:
 
     python convert_data.py                    # reads ../shared/data, writes corpus/ + golden.json
     python convert_data.py --data DIR --out . # other locations
-    python convert_data.py --split test --out /tmp/test_half   # the test half's questions over their own paragraphs
+    python convert_data.py --split test --out .rag/test_half   # the test half's questions over their own paragraphs
 
 Expected output (about 2 s):
     corpus: 2884 documents (994 hotpotqa, 1890 musique)

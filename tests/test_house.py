@@ -63,3 +63,20 @@ def test_the_readme_file_table_names_every_module():
     table = readme[readme.index("## The files, in week order"):readme.index("## Retrieval")]
     named = set(re.findall(r"`([a-z0-9_]+\.py)`", table))
     assert named == {p.name for p in ROOT.glob("*.py")}, set(named) ^ {p.name for p in ROOT.glob("*.py")}
+
+
+def test_committed_results_hold_no_absolute_paths():
+    """Results files are read on other machines: every path in them is repo-relative (cache.write_json)."""
+    import json
+
+    def strings(value):
+        if isinstance(value, dict):
+            yield from (s for v in value.values() for s in strings(v))
+        elif isinstance(value, list):
+            yield from (s for v in value for s in strings(v))
+        elif isinstance(value, str):
+            yield value
+    found = {p.name: s for p in sorted((ROOT / "results").glob("*.json"))
+             for s in strings(json.loads(p.read_text(encoding="utf-8")))
+             if s.startswith(("/tmp/", "/work/", "/root/", "/home/"))}
+    assert not found, found
