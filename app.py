@@ -77,11 +77,9 @@ def check_input(question):
 
 def warm(corpus, chunker=DEFAULT_CHUNKER):
     """Load what the first question would otherwise wait for (the embedder, the index, BM25, the chain's links,
-    the learned router), so its first steps show within a second or two; -> seconds taken."""
-    start = time.perf_counter()
+    the learned router), so its first steps show within a second or two."""
     retrieve_chunks("warm up", 1, corpus=corpus, chunker=chunker, method="chain")
     load_router()
-    return time.perf_counter() - start
 
 
 def choices_for(corpus):
@@ -148,7 +146,7 @@ def answer_steps(question, pattern, corpus, choices):
                                        f"{tokens:,} tokens, {time.time() - start:.0f} s")
                 # the steps so far (route, passages retrieved, hops...), redrawn when one more has come
                 yield status, keep, (render_live(seen, pattern) if len(seen) > shown else keep)
-                shown = max(shown, len(seen))
+                shown = len(seen)
         finally:
             worker.join()  # a closed page must not let the next question start under a running one
             _RUNS.append((start, time.time(), memory_mb()[0], first_step))

@@ -11,9 +11,9 @@ What is timed: a `judge.supports()`-style verdict with the verdict cache bypasse
 prompt the engine has never seen, then on the same instructions with a different claim and source (only
 the new tail is read), then again after another prompt used the engine (llama.cpp keeps evicted prompt
 states in RAM, so the judge's prefix comes back); a 4-passage cited answer from `generate()` twice (identical
-output expected, the second one
-served mostly from the prompt cache), then its verification (citations.verify); prompt reading
-tokens/s on a ~1,050-token prompt never seen before; generation tokens/s from the engine's counts.
+output expected, the second one served mostly from the prompt cache), then its verification
+(citations.verify); prompt reading tokens/s on a ~1,050-token prompt never seen before; generation tokens/s
+from the engine's counts.
 With the embedded engine every figure comes from child processes, one per build and round, alternating
 wheel and native (RAG_ENGINE_BUILD), each with empty caches (its own RAG_INDEX_DIR), so the two builds
 share the machine's state alike; the table gives each build's median and the ratio native/wheel.

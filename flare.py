@@ -37,6 +37,7 @@ import steps
 import harness
 from generate import CITE_GROUP, IDK, SYSTEM, check_question, format_sources, is_idk, split_cited, strip_cites
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, retrieve_chunks
+from vector_index import DEMO_QUESTION
 
 THRESHOLD = 0.4          # a content token under this probability triggers retrieval (FLARE's theta)
 QUERY_MODES = ("masked", "span")
@@ -48,7 +49,7 @@ SEGMENT_TOKENS = 48      # look-ahead: tokens generated per segment (one line, c
 ANSWER_TOKENS = 24       # the answer line
 MAX_TOKENS = 200         # generated tokens in all, regenerations included; then the answer line
 MIN_QUERY_WORDS = 4      # a masked query shorter than this gets the question in front
-DEMO = "Who was the first president of the association which published Journal of Psychotherapy Integration?"
+DEMO = DEMO_QUESTION
 ANSWER_LABEL = re.compile(r"^\s*answer\s*:\s*", re.I)
 MID_ANSWER = re.compile(r"(?<=[.!?\]])\s*answer\s*:\s*", re.I)  # 'X [S1]. Answer: Y' written on one line
 VERSION = "flare-v2"     # part of --eval's cache key: bump when answers change for the same settings

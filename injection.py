@@ -62,6 +62,7 @@ import injection_detector
 import judge
 import cache
 import llm
+import patterns
 from cache import Cache, code_key
 from answers import normalize_answer
 from judge import joined, supports
@@ -197,23 +198,20 @@ def fingerprint(method):
         parts = [gen.SYSTEM, gen.JSON_EXAMPLE, gen.TEXT_EXAMPLE, gen.MAX_TOKENS] + [
             inspect.getsource(f) for f in (gen.clean_source_text, gen.format_sources, gen.answer_schema)]
     else:
-        import patterns
         parts = [code_key(patterns.PATTERNS[method].fn.__module__, HERE)]  # the pattern's module and its imports
     return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:16]
 
 
 def method_names():
     """What --patterns takes: the prompt styles, then the registry's patterns that need no graph."""
-    import patterns
     return list(STYLES) + [n for n in patterns.PATTERNS if n not in ("seed",) and not n.startswith("graph")]
 
 
 def answerer(method, corpus=CORPUS):
     """question -> generate()-shaped result, for a pattern of the registry (patterns.PATTERNS)."""
-    import patterns  # the patterns load only when one is attacked
     if method not in patterns.PATTERNS:
         raise ValueError(f"unknown method {method!r}: choose from {', '.join(method_names())}")
-    return lambda q: patterns.PATTERNS[method].answer(q, corpus=corpus)
+    return patterns.PATTERNS[method].answerer(corpus)[1]
 
 
 def run_method(method, items, corpus=CORPUS, k=K, fresh=False, progress=True):

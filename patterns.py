@@ -4,7 +4,7 @@ them (benchmark.py), the injection test attacks them (injection.py).
     import patterns
     p = patterns.PATTERNS["flare"]
     result = p.answer("In which village was the designer of Ashford Bridge born?", corpus=corpus)
-    name, settings = p.key(corpus)       # the name and settings its cached rows are kept under
+    settings, answer = p.answerer(corpus)   # its rows are cached under p.cache and these settings
 
 The contract a pattern keeps: an answer function `f(question, corpus=..., chunker=..., **settings)` that returns
 generate()'s dict plus mode, trace (a steps.Trace) and cost, built with steps.finish(). Adding a pattern means
@@ -23,7 +23,7 @@ import graphrag
 import links
 import multihop
 import self_rag
-from retrieve import CORPUS_DIR, DEFAULT_CHUNKER
+from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN
 from vector_index import CorpusError
 
 
@@ -36,7 +36,7 @@ class Pattern:
     cache: str                 # the name its rows are cached under
     settings: Callable = None  # (corpus, chunker) -> (answer kwargs, cache settings); default: corpus and chunker
     fixed: dict = field(default_factory=dict)  # always passed to fn (GraphRAG's mode)
-    options: tuple = ()        # the options settings() takes beside corpus and chunker (GraphRAG's extractor)
+    options: tuple = ()        # the options settings() takes beside corpus and chunker (GraphRAG's extractor, golden)
 
     def kwargs_and_key(self, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, **options):
         """(the answer's keyword arguments, the cache settings); options: a pattern's own (GraphRAG's extractor)."""
@@ -45,14 +45,15 @@ class Pattern:
         kw = {"corpus": corpus, "chunker": chunker}
         return kw, {"corpus": str(corpus), "chunker": chunker}
 
-    def key(self, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, **options):
-        """(cache name, cache settings) of this pattern's rows."""
-        return self.cache, self.kwargs_and_key(corpus, chunker, **options)[1]
+    def answerer(self, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, **options):
+        """(cache settings, function question -> result) with the settings resolved once; CorpusError when the
+        pattern needs something not built (a graph)."""
+        kw, key = self.kwargs_and_key(corpus, chunker, **options)
+        return key, lambda question: self.fn(question, **self.fixed, **kw)
 
     def answer(self, question, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, **options):
-        """The pattern's answer with its default settings; CorpusError when it needs something not built."""
-        kw, _ = self.kwargs_and_key(corpus, chunker, **options)
-        return self.fn(question, **self.fixed, **kw)
+        """The pattern's answer with its default settings."""
+        return self.answerer(corpus, chunker, **options)[1](question)
 
 
 def _script(module):
@@ -69,15 +70,15 @@ def _multihop(extra):
 
 
 def _graph(mode):
-    def settings(corpus, chunker, extractor=None):  # default: the graph built ('llm' preferred)
+    def settings(corpus, chunker, extractor=None, golden=GOLDEN):  # default: the graph built ('llm' preferred)
         extractor = extractor or next((e for e in graphrag.EXTRACTORS
                                        if graphrag.graph_path(corpus, chunker, e).exists()), graphrag.EXTRACTORS[0])
         if not graphrag.graph_path(corpus, chunker, extractor).exists():
             graphrag.load(corpus, chunker, extractor)  # raises CorpusError, with the build command
         return ({"corpus": corpus, "chunker": chunker, "extractor": extractor},
-                {"mode": mode, "extractor": extractor, "corpus": str(corpus), "chunker": chunker, "docs": 0,
-                 "docs_from_golden": False, "graph": str(graphrag.graph_path(corpus, chunker, extractor)),
-                 "version": graphrag.EXTRACT_VERSION})
+                {"mode": mode, "extractor": extractor, "corpus": str(corpus), "chunker": chunker,
+                 "golden": str(golden), "docs": 0, "docs_from_golden": False,
+                 "graph": str(graphrag.graph_path(corpus, chunker, extractor)), "version": graphrag.EXTRACT_VERSION})
     return settings
 
 
@@ -106,9 +107,9 @@ PATTERNS = {p.name: p for p in [
     Pattern("crag", "CRAG", crag.crag_answer, "crag.crag_answer: grade retrieval, refine, web fallback (local "
             "stand-in unless RAG_WEB=ddgs)", "crag", _script(crag)),
     Pattern("graph_local", "GraphRAG", graphrag.graph_answer, "graphrag.graph_answer(mode='local'), when a graph "
-            "is built", "graphrag-local", _graph("local"), {"mode": "local"}, ("extractor",)),
+            "is built", "graphrag-local", _graph("local"), {"mode": "local"}, ("extractor", "golden")),
     Pattern("graph_global", "", graphrag.graph_answer, "graphrag.graph_answer(mode='global'), when a graph is "
-            "built", "graphrag-global", _graph("global"), {"mode": "global"}, ("extractor",)),
+            "built", "graphrag-global", _graph("global"), {"mode": "global"}, ("extractor", "golden")),
 ]}
 DEFAULT = "smart"
 

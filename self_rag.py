@@ -41,13 +41,14 @@ from harness import fmt, mean
 from generate import IDK, check_question, format_sources, generate, is_idk
 from judge import ask
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, retrieve_chunks
+from vector_index import DEMO_QUESTION
 
 K = 4              # passages per retrieval
 MAX_ROUNDS = 3     # retrieval rounds (the first query plus up to two refinements)
 USEFUL_MIN = 4     # usefulness (1-5) an answer needs, with full support, to stop refining
 MAX_CONTEXT = 5    # relevant passages in the answer prompt
 SUPPORT = ("fully", "partially", "no")
-DEMO = "Who was the first president of the association which published Journal of Psychotherapy Integration?"
+DEMO = DEMO_QUESTION
 
 
 class Decide(BaseModel):
