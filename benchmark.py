@@ -53,14 +53,14 @@ HEADERS = {"doc-rec": "supporting-doc recall", "c-recall": "citation recall", "c
            "calls/q": "LLM calls/q", "prompt/q": "prompt tokens/q", "compl/q": "completion tokens/q"}
 
 
-def pattern_specs(names, corpus, chunker=DEFAULT_CHUNKER, graph_extractor=None, golden=GOLDEN):
+def pattern_specs(names, corpus, chunker=DEFAULT_CHUNKER, graph_extractor=None):
     """{pattern: (cache name, settings, answer function)} for the runnable names (patterns.PATTERNS, keyed as
     each script's own --eval keys its rows), and {pattern: why skipped} (a graph not built)."""
     specs, skipped = {}, {}
     for name in names:
         p = patterns.PATTERNS[name]
         try:
-            key, answer = p.answerer(corpus, chunker, extractor=graph_extractor, golden=golden)
+            key, answer = p.answerer(corpus, chunker, extractor=graph_extractor)
         except CorpusError as e:
             skipped[name] = str(e)
             continue
@@ -216,7 +216,7 @@ def main(argv=None):
         print(f"model: {info['engine']} {info['model']}")
         items = eval_items(args.golden, args.limit, args.corpus)
         print(f"sample: {describe_sample(items)}")
-        specs, skipped = pattern_specs(names, args.corpus, graph_extractor=args.graph_extractor, golden=args.golden)
+        specs, skipped = pattern_specs(names, args.corpus, graph_extractor=args.graph_extractor)
         for name, why in skipped.items():
             print(f"skipped {name}: {why}")
         if not specs:

@@ -1,12 +1,20 @@
 """What the lab keeps on disk: one small cache shared by every script (judge verdicts, benchmark rows, graph
-extractions), the rule that ties cached results to the code (code_key), and the results files (write_json).
+extractions), the one rule that ties a cached value to the code that computed it (keyed), and the results
+files (write_json).
 
-    from cache import Cache
+    from cache import Cache, keyed
     verdicts = Cache("judge")
-    key = Cache.key("supports", model, claim, source)   # a content hash of whatever decides the value
+    key = keyed("judge", "verdict", model, claim, source)   # judge.py's code (and its imports') + the inputs
     if key not in verdicts:
         verdicts.put(key, {"verdict": True})
     verdicts.get(key)   # -> {'verdict': True}
+
+The rule: a value is keyed by code_key(module), a hash of the module that computes it and of every project
+module it imports, plus the inputs that decide it (model, settings, question). No hand-kept version numbers:
+an edit to a prompt or to code that runs makes the rows it touches stale; a docstring or comment does not.
+`python cache.py` lists what is stale per module; `python cache.py --rekey MODULE` re-keys one module's
+stale entries to its current code, for an edit that does not change results (a rename, a move), after
+checking that a replay gives the same figures.
 
 A cache is an append-only JSON-lines file under `.rag/cache/` (or `$RAG_INDEX_DIR/cache/`), one
 `{"k": key, "v": value}` per line, so a run killed mid-write loses at most the line it was writing.
@@ -34,7 +42,7 @@ class Cache:
         self.path = Path(folder or index_dir() / "cache") / f"{name}.jsonl"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.lock = FileLock(str(self.path) + ".lock")
-        self.data = {}
+        self.data, self.meta = {}, {}   # meta: key -> (module, inputs hash) for keyed() entries
         self.hits = self.misses = 0
         self._load()
 
@@ -52,18 +60,24 @@ class Cache:
                 try:
                     item = json.loads(line)
                     self.data[item["k"]] = item["v"]
+                    if "m" in item:
+                        self.meta[item["k"]] = (item["m"], item["r"])
                 except (ValueError, KeyError, TypeError):
                     bad += 1
             if bad:
                 print(f"warning: cache {self.path}: {bad} corrupted line(s) dropped, file rewritten "
                       f"({len(self.data)} entries kept)", file=sys.stderr)
                 tmp = self.path.with_suffix(".tmp")
-                tmp.write_text("".join(self._line(k, v) for k, v in self.data.items()), encoding="utf-8")
+                tmp.write_text("".join(self._line(self._key(k), v) for k, v in self.data.items()), encoding="utf-8")
                 os.replace(tmp, self.path)
 
     @staticmethod
     def _line(k, v):
-        return json.dumps({"k": k, "v": v}, ensure_ascii=False) + "\n"
+        meta = {"m": k.module, "r": k.rest} if isinstance(k, Key) else {}
+        return json.dumps({"k": k, "v": v, **meta}, ensure_ascii=False) + "\n"
+
+    def _key(self, k):
+        return Key(k, *self.meta[k]) if k in self.meta else k
 
     def __contains__(self, key):
         return key in self.data
@@ -83,14 +97,46 @@ class Cache:
         items = list(items)
         if items:
             self.data.update(items)
+            self.meta.update((k, (k.module, k.rest)) for k, _ in items if isinstance(k, Key))
             with self.lock, open(self.path, "a", encoding="utf-8") as f:
                 f.write("".join(self._line(k, v) for k, v in items))
 
     def put(self, key, value):
+        """Keep value under key; a Key (keyed()) also records its module and inputs hash, for --rekey."""
         self.data[key] = value
+        if isinstance(key, Key):
+            self.meta[key] = (key.module, key.rest)
         with self.lock, open(self.path, "a", encoding="utf-8") as f:
             f.write(self._line(key, value))
         return value
+
+
+class Key(str):
+    """A cache key (a str) that remembers the module whose code it follows and the hash of its inputs."""
+    def __new__(cls, key, module, rest):
+        k = super().__new__(cls, key)
+        k.module, k.rest = module, rest
+        return k
+
+
+def keyed(module, *parts):
+    """The one key rule: `module`'s code (code_key) plus the inputs (JSON-able parts; paths inside the repository
+    made relative, so a clone elsewhere shares the keys). keyed("flare", "answer", settings, model, q) -> Key.
+    A module outside the repository (a notebook's, a test's) is keyed by its name only: its code is not followed."""
+    rest = Cache.key(*portable(list(parts)))
+    return Key(Cache.key(code_key(module) if (HERE / f"{module}.py").exists() else f"outside:{module}", rest),
+               module, rest)
+
+
+def module_of(fn):
+    """The project module whose code a function runs: functools.partial and functools.wraps unwrapped, a script run
+    as __main__ by its file name. module_of(functools.partial(flare.flare_answer, k=4)) -> 'flare'"""
+    while isinstance(fn, functools.partial) or hasattr(fn, "__wrapped__"):
+        fn = fn.func if isinstance(fn, functools.partial) else fn.__wrapped__
+    name = fn.__module__
+    if name == "__main__":
+        name = Path(sys.modules["__main__"].__file__).stem
+    return name
 
 
 def portable(value):
@@ -139,16 +185,18 @@ def _code(tree):
     return ast.dump(tree)
 
 
-@functools.lru_cache(maxsize=None)
-def code_key(module, root=HERE):
-    """The one rule by which cached results follow the code: a hash of `module`'s source and of every project
-    module it imports, directly or through others, each read as its syntax tree without docstrings, so a
-    comment, a docstring or a re-wrapped line keeps the key and any change to code or prompt text changes it.
-    code_key("flare") -> '3f9a...' (16 hex). Modules are the .py files in `root` (the repository)."""
-    root = Path(root)
+SCORING = ("harness", "citations")  # they check and score answers, they do not make them: an answer's key does
+                                   # not follow them, the row's key does (harness.row_key)
+
+
+def code_modules(module, root=None):
+    """The project modules code_key(module) hashes, with their syntax trees: module and what it imports,
+    directly or through others (a SCORING module only when module is one)."""
+    root = Path(root or HERE)
     known = {p.stem for p in root.glob("*.py")}
     if module not in known:
         raise ValueError(f"{module!r} is not a module of {root}")
+    skip = set() if module in SCORING else set(SCORING)
     seen, todo, parts = set(), [module], []
     while todo:
         name = todo.pop()
@@ -156,6 +204,61 @@ def code_key(module, root=HERE):
             continue
         seen.add(name)
         tree = ast.parse((root / f"{name}.py").read_text(encoding="utf-8"))
-        todo += sorted(_imports(tree, known) - seen)
+        todo += sorted(_imports(tree, known) - seen - skip)
         parts.append((name, _code(tree)))
-    return Cache.key(sorted(parts))[:16]
+    return sorted(parts)
+
+
+@functools.lru_cache(maxsize=None)
+def code_key(module, root=None):
+    """The one rule by which cached results follow the code: a hash of `module`'s source and of every project
+    module it imports, directly or through others, each read as its syntax tree without docstrings, so a
+    comment, a docstring or a re-wrapped line keeps the key and any change to code or prompt text changes it.
+    code_key("flare") -> '3f9a...' (16 hex). Modules are the .py files in `root` (the repository)."""
+    return Cache.key(code_modules(module, root))[:16]
+
+
+def stale(folder=None, rekey=(), root=None):
+    """{cache name: {module: [current, stale]}} over the keyed() entries of every cache file in `folder`: current
+    ones are keyed by the module's code today, stale ones by older code with nothing current for the same inputs
+    (a rerun recomputes them). Modules in `rekey` get their stale entries copied under the current key (of several
+    for the same inputs, the latest written)."""
+    out = {}
+    for path in sorted(Path(folder or index_dir() / "cache").glob("*.jsonl")):
+        store, moved, counts = Cache(path.stem, path.parent), [], {}
+        for k, (module, rest) in store.meta.items():
+            if not (Path(root or HERE) / f"{module}.py").exists():
+                continue   # outside the repository: not followed
+            now = Cache.key(code_key(module, root), rest)
+            if k != now and now in store.meta:
+                continue   # superseded: the same inputs are cached under the current code too
+            counts.setdefault(module, [0, 0])[0 if k == now else 1] += 1
+            if k != now and module in rekey:
+                moved.append((Key(now, module, rest), store.data[k]))
+        store.put_many(moved)
+        if counts:
+            out[path.stem] = counts
+    return out
+
+
+def main(argv=None):
+    import argparse
+    ap = argparse.ArgumentParser(description="What in the cache is stale: per cache file and module, the entries "
+                                             "keyed by the module's current code and those keyed by older code.")
+    ap.add_argument("--folder", type=Path, help="a cache folder (default .rag/cache; results/cache: the committed "
+                                                "snapshot)")
+    ap.add_argument("--rekey", nargs="+", default=(), metavar="MODULE",
+                    help="copy MODULE's stale entries under its current code's key: only for an edit that does not "
+                         "change results (a rename, a move); replay a committed table afterwards to check")
+    args = ap.parse_args(argv)
+    known = {p.stem for p in HERE.glob("*.py")}
+    if bad := [m for m in args.rekey if m not in known]:
+        sys.exit(f"cache: {', '.join(bad)} is not a module of {HERE}")
+    for name, counts in stale(args.folder, set(args.rekey)).items():
+        for module, (fresh, old) in sorted(counts.items()):
+            print(f"{name:20} {module:18} current {fresh:6}  stale {old:6}"
+                  + ("  (re-keyed)" if old and module in args.rekey else ""))
+
+
+if __name__ == "__main__":
+    main()

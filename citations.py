@@ -85,7 +85,8 @@ def question_row(result, item, verdicts, cost, judge_cost):
             "sentences": len(sentences), "cited": sum(bool(v["cites"]) for v in sentences),
             "supported": sum(v["supported"] for v in sentences), "citations": len(citations),
             "precise": sum(citations), "invalid": len(result["invalid_ids"]), "idk": bool(result["idk"]),
-            "error": bool(result.get("error")), "status": answer_status(result, verdicts), "calls": cost["calls"], "prompt_tokens": cost["prompt_tokens"],
+            "error": bool(result.get("error")), "status": answer_status(result, verdicts), "calls": cost["calls"],
+            "prompt_tokens": cost["prompt_tokens"],
             "completion_tokens": cost["completion_tokens"], "seconds": cost["seconds"],
             "judge_seconds": judge_cost["seconds"]}
 

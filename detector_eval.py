@@ -11,17 +11,15 @@ web stand-in pages. ~5 min on 2 cores the first time (every sentence of corpus/ 
 detector and one per left-out family). What the detector is and why: injection_detector.py.
 """
 import argparse
-import inspect
 import sys
 from pathlib import Path
 
 import numpy as np
 
 import cache
-from cache import Cache
 from injection_detector import (ASK_SHARE, CUES, FALSE_QUARANTINE, FIXTURE, GRAY_SHARE, HERE, MODEL_PATH,
                                 NOT_INSTRUCTIONS, SAME_DOMAIN_WEIGHT, SEED, Detector, english_share, features,
-                                sentences_of, unconfuse)
+                                sentences_of)
 from retrieve import CORPUS_DIR, load_golden
 from vector_index import index_dir, load_documents
 
@@ -59,7 +57,7 @@ def corpus_split(corpus=CORPUS_DIR):
 
 def embedded(texts, name):
     """[(sentences, features)] per text, the corpus ones cached in .rag/ by content hash."""
-    key = Cache.key(texts, list(CUES.values()), *map(inspect.getsource, (sentences_of, unconfuse)))[:16]
+    key = cache.keyed("injection_detector", "features", texts, list(CUES.values()))[:16]   # the code that makes them
     path = index_dir() / f"detector_{name}_{key}.npz"
     sents = [sentences_of(t) for t in texts]
     if path.exists():

@@ -21,23 +21,14 @@ the hop's entity as the passage's answer, a clean multi-hop answer can be marked
 injection.py's clean rows and README). Lists ("A and B") count as one answer.
 """
 import argparse
-import functools
 import sys
 from pathlib import Path
 
 import judge
 import llm
 from answers import NOT_STATED, about, answers_match, named_in, normalize_answer
-from cache import Cache
 from judge import MAX_SOURCE_CHARS, source_answer
 from vector_index import CorpusError
-
-
-@functools.lru_cache(maxsize=1)   # asked once per row: the files are read once per process
-def version():
-    """What decides check(): this file's code and the judge's answer prompt. Part of row cache keys."""
-    here = Path(__file__).parent
-    return Cache.key(*[(here / f).read_text(encoding="utf-8") for f in ("disputes.py", "answers.py")], judge.SHARED_SYSTEM)[:12]
 
 
 def passage_answers(question, passages):

@@ -52,7 +52,6 @@ MIN_QUERY_WORDS = 4      # a masked query shorter than this gets the question in
 DEMO = DEMO_QUESTION
 ANSWER_LABEL = re.compile(r"^\s*answer\s*:\s*", re.I)
 MID_ANSWER = re.compile(r"(?<=[.!?\]])\s*answer\s*:\s*", re.I)  # 'X [S1]. Answer: Y' written on one line
-VERSION = "flare-v2"     # part of --eval's cache key: bump when answers change for the same settings
 
 FLARE_EXAMPLE = """Ashford Bridge was designed by Tomas Vell [S1].
 Tomas Vell was born in Hartmoor [S2].
@@ -260,7 +259,7 @@ def settings(args):
     kw = dict(k=args.k, new_k=args.new_k, threshold=args.threshold, query_mode=args.query,
               max_retrievals=args.max_retrievals,
               max_sentences=args.max_sentences, max_tokens=args.max_tokens, corpus=args.corpus, chunker=args.chunker)
-    return kw, {**kw, "version": VERSION}
+    return kw, kw
 
 
 def main():

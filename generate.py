@@ -32,7 +32,6 @@ from pathlib import Path
 import injection_detector
 import llm
 import steps
-from cache import Cache
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, retrieve_chunks
 from vector_index import DEMO_QUESTION, CorpusError
 
@@ -140,11 +139,6 @@ def quarantine_reasons(text):
     addressed to the model or its reader, injection_detector.py), [] for a clean passage. The one rule that
     citations.verify, CRAG's refinement and injection.py's '+quarantine' row apply."""
     return injection_markers(text) + list(injection_detector.flagged(text))
-
-
-def quarantine_version():
-    """What decides quarantine_reasons(): the markers and the detector's weights. Part of row cache keys."""
-    return Cache.key([p.pattern for _, p in INJECTION_MARKERS], injection_detector.version())[:12]
 
 
 def format_sources(passages, style=DEFAULT_STYLE):

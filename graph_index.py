@@ -15,6 +15,8 @@ shorter text, then cached as a failure (title entity only), so a rerun does not 
 Not handled: aliases beyond trivial differences ("J. Smith" vs "John Smith"), relation types in the graph's
 structure (a relation is edge text), incremental community updates (communities are recomputed each build).
 """
+import functools
+import hashlib
 import json
 import os
 import sys
@@ -26,14 +28,12 @@ from pydantic import BaseModel, Field
 
 import llm
 import harness
-from cache import Cache
+from cache import Cache, code_key, keyed
 from links import ngram_keys, normalize  # one definition of a name key, shared with retrieval
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, sample_golden
 from vector_index import CorpusError, collection_name, index_dir, load_documents
 
 EXTRACTORS = ("llm", "titles")
-EXTRACT_VERSION = "graph-extract-v2"   # bump when the extraction prompt or limits change: cached extractions recompute
-SUMMARY_VERSION = "graph-summary-v1"
 MAX_DOC_CHARS = 1800      # document text shown to the extractor (retry: half)
 MAX_ENTITIES = 10         # per document, after cleaning; with 10 relations this caps the reply (CPU seconds per doc)
 MAX_RELATIONS = 10
@@ -162,7 +162,7 @@ def graph_path(corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, extractor="llm"):
 
 
 def extract_all(docs, ids, extractor, progress=True):
-    """{doc id: extraction} over ids, LLM results cached per (version, model, content hash): a rerun or a resumed
+    """{doc id: extraction} over ids, LLM results cached per (code, model, content hash): a rerun or a resumed
     build extracts only what is missing. -> (extractions, {"extracted", "cache_hits", "failed"})"""
     from tqdm import tqdm
     if extractor == "titles":
@@ -172,7 +172,7 @@ def extract_all(docs, ids, extractor, progress=True):
     store, model, out, counts = (Cache("graph_extract"), llm.engine_info()["model"], {},
                                  {"extracted": 0, "cache_hits": 0})
     for i in tqdm(ids, desc="extract", unit="doc", file=sys.stderr, disable=not progress):
-        key = Cache.key(EXTRACT_VERSION, model, docs[i].hash, docs[i].title)
+        key = keyed("graph_index", "extract", model, docs[i].hash, docs[i].title)
         if key in store:
             out[i], counts["cache_hits"] = store.get(key), counts["cache_hits"] + 1
         else:
@@ -237,7 +237,7 @@ def communities(g, progress=True, use_llm=True):
         facts = community_facts(g, nodes)
         title, summary = g.nodes[nodes[0]]["name"], cut("; ".join(facts), 600)
         if use_llm and len(nodes) >= 3 and n < LLM_SUMMARIES:
-            key = Cache.key(SUMMARY_VERSION, model, facts)
+            key = keyed("graph_index", "summary", model, facts)
             if key not in store:
                 try:
                     reply = llm.complete_json("\n".join(facts), SUMMARY_SCHEMA, system=SUMMARY_SYSTEM, max_tokens=300)
@@ -263,7 +263,7 @@ def build(corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, extractor="llm", n=0, gold
         for node in c["nodes"]:
             g.nodes[node]["community"] = k
     seconds = [e["seconds"] for e in extractions.values()]
-    payload = {"version": EXTRACT_VERSION, "extractor": extractor, "corpus": str(corpus), "chunker": chunker,
+    payload = {"code": code_key("graph_index"), "extractor": extractor, "corpus": str(corpus), "chunker": chunker,
                "model": llm.engine_info()["model"] if extractor == "llm" else None,
                "docs": {i: docs[i].hash for i in ids},
                "build": {**counts, "docs": len(ids), "seconds": time.perf_counter() - start,
@@ -279,6 +279,17 @@ def build(corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, extractor="llm", n=0, gold
 
 
 _LOADED = {}
+
+
+@functools.lru_cache(maxsize=8)
+def _file_hash(path, stamp):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+
+
+def graph_hash(path):
+    """A hash of a built graph file: rows answered from it are keyed by it, so a rebuilt graph recomputes them."""
+    path = Path(path)
+    return _file_hash(str(path), path.stat().st_mtime_ns)
 
 
 def load(corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, extractor="llm"):

@@ -17,6 +17,7 @@ auto router's choices. Not handled: questions that need a path of three or more 
 neighbour deep), global questions over documents outside the built subset.
 """
 import argparse
+import functools
 import re
 import sys
 import time
@@ -31,9 +32,9 @@ import steps
 import citations
 import harness
 from generate import check_question, generate
-from graph_index import (EXTRACT_VERSION, EXTRACTORS, MAX_MATCHED, SEED, build, compare_extractors, cut,
-                         graph_path, load, ngram_keys, normalize, stats)
-from multihop import VERSION as MULTIHOP_VERSION, multihop_answer
+from graph_index import (EXTRACTORS, MAX_MATCHED, SEED, build, compare_extractors, cut,
+                         graph_hash, graph_path, load, ngram_keys, normalize, stats)
+from multihop import multihop_answer
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, get_retriever, load_golden, sample_golden
 from vector_index import CorpusError, embed
 
@@ -224,6 +225,18 @@ GLOBAL_EXAMPLES = ["What are the main themes of these documents?", "Summarize th
                    "What topics do the documents cover overall?", "Compare the people across the corpus."]
 
 
+def eval_settings(mode, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, extractor=None):
+    """(graph_answer keyword arguments beside mode, cache settings) for a built graph, named in the settings by
+    its content, so a rebuilt graph recomputes its rows. extractor None: the graph built, 'llm' preferred.
+    CorpusError with the build command when there is none."""
+    extractor = extractor or next((e for e in EXTRACTORS if graph_path(corpus, chunker, e).exists()), EXTRACTORS[0])
+    path = graph_path(corpus, chunker, extractor)
+    if not path.exists():
+        load(corpus, chunker, extractor)   # raises CorpusError, with the build command
+    kw = {"corpus": corpus, "chunker": chunker, "extractor": extractor}
+    return kw, {"mode": mode, **kw, "corpus": str(corpus), "graph": graph_hash(path)}
+
+
 def router_check(payload, golden):
     """auto's choices: golden questions (all entity questions: local expected) and GLOBAL_EXAMPLES (global)."""
     local = sum(route(x["question"], payload)[0] == "local" for x in golden)
@@ -283,12 +296,13 @@ def main():
         kw = dict(mode=args.mode, corpus=args.corpus, chunker=args.chunker, extractor=args.extractor)
         if args.eval:
             items = sample_golden(golden, args.eval)
+            graph_kw, graph_settings = eval_settings(args.mode, args.corpus, args.chunker, args.extractor)
             rows = {"generate": harness.run(items, corpus=args.corpus, fresh=args.fresh),
-                    "multihop": harness.evaluate("multihop-parallel", lambda q: multihop_answer(q, corpus=args.corpus,
-                                            chunker=args.chunker), items,
-                                            {"corpus": str(args.corpus), "version": MULTIHOP_VERSION}, args.fresh),
-                    f"graphrag-{args.mode}": harness.evaluate(f"graphrag-{args.mode}", lambda q: graph_answer(q, **kw),
-                                                         items, {**settings, "version": EXTRACT_VERSION}, args.fresh)}
+                    "multihop": harness.evaluate("multihop-parallel", functools.partial(
+                        multihop_answer, corpus=args.corpus, chunker=args.chunker), items, {"corpus": str(args.corpus)},
+                        args.fresh),
+                    f"graphrag-{args.mode}": harness.evaluate(f"graphrag-{args.mode}", functools.partial(
+                        graph_answer, mode=args.mode, **graph_kw), items, graph_settings, args.fresh)}
             table = harness.compare(rows)
             harness.print_comparison(table)
             router = router_check(load(args.corpus, args.chunker, args.extractor), items)

@@ -8,30 +8,40 @@ citations (citations.verify), cache both, and report.
 - add_pattern_args(), parse_settings(), pattern_main(): a pattern script's shared flags, settings and main().
 - mean(), fmt(): the output helpers (results files: cache.write_json).
 """
-import inspect
+import functools
 import sys
 from pathlib import Path
 
+import injection_detector
 import judge
 import llm
 import steps
-from cache import Cache, write_json
+from cache import Cache, keyed, module_of, write_json
 from citations import print_checked, question_row, summarize, verify
-from generate import DEFAULT_STYLE, check_question, generate, quarantine_version
+from generate import DEFAULT_STYLE, check_question, generate
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, eval_items
 from vector_index import CorpusError
 
 HERE = Path(__file__).parent
 
 
-def answer_key(name, settings, item):
-    return Cache.key(name, settings or {}, llm.engine_info()["model"], item["question"], item["id"])
+def answer_key(name, answer_fn, settings, item):
+    """The key of answer_fn's answer to a golden item: the code of the module it runs (cache.keyed), the pattern's
+    name and settings, the model and the question."""
+    return keyed(module_of(answer_fn), "answer", name, settings or {}, llm.engine_info()["model"],
+                 item["question"], item["id"])
+
+
+def row_key(answer):
+    """The key of a row judged from an answer (its answer_key): the harness's code and what it imports (the
+    judge, citations, disputes, the quarantine), the judge model and the detector's weights."""
+    return keyed("harness", "row", answer, judge.judge_model() or "-", injection_detector.version())
 
 
 def cached_answer(name, answer_fn, item, settings=None, fresh=False):
-    """{"result": answer_fn(question), "cost"}: cached per (name, settings, model, question) in Cache("answers"),
-    so every script that judges the same answers (evaluate, disputes.py) asks the model for them once."""
-    answers, key = Cache("answers"), answer_key(name, settings, item)
+    """{"result": answer_fn(question), "cost"}: cached under answer_key() in Cache("answers"), so every script
+    that judges the same answers (evaluate, disputes.py) asks the model for them once."""
+    answers, key = Cache("answers"), answer_key(name, answer_fn, settings, item)
     kept = None if fresh else answers.get(key)
     if kept is None:
         with llm.counting() as cost:
@@ -46,13 +56,13 @@ def cached_answer(name, answer_fn, item, settings=None, fresh=False):
 
 def evaluate(name, answer_fn, items, settings=None, fresh=False, progress=True):
     """Answer each golden item with answer_fn(question) -> a generate()-shaped result, verify its
-    citations, and return one row per question. Answers are cached per (name, settings, model, question)
-    and rows per answer and judge.version(), so an interrupted run resumes, a rerun is instant, and a new
-    judge re-judges the cached answers without asking for them again; fresh=True recomputes both."""
+    citations, and return one row per question. Answers are cached under answer_key() and rows under row_key(),
+    so an interrupted run resumes, a rerun is instant, and a new judge re-judges the cached answers without
+    asking for them again; fresh=True recomputes both."""
     from tqdm import tqdm
     store, rows = Cache("rows"), []
     for item in tqdm(items, desc=name, unit="q", file=sys.stderr, disable=not progress):
-        key = Cache.key(answer_key(name, settings, item), judge.version(), quarantine_version(), ROW_CODE)
+        key = row_key(answer_key(name, answer_fn, settings, item))
         if not fresh and key in store:
             rows.append(store.get(key))
             continue
@@ -62,8 +72,6 @@ def evaluate(name, answer_fn, items, settings=None, fresh=False, progress=True):
         rows.append(store.put(key, question_row(kept["result"], item, verdicts, kept["cost"], judge_cost)))
     return rows
 
-
-ROW_CODE = Cache.key(inspect.getsource(question_row), inspect.getsource(evaluate))[:8]   # a changed row is recomputed
 
 
 def run(items, style=DEFAULT_STYLE, order="best_first", corpus=CORPUS_DIR, fresh=False):
@@ -75,7 +83,7 @@ def run(items, style=DEFAULT_STYLE, order="best_first", corpus=CORPUS_DIR, fresh
 def run_args(style=DEFAULT_STYLE, order="best_first", corpus=CORPUS_DIR):
     """(name, answer_fn, settings) of the plain cited answer: what run() evaluates and caches answers under."""
     settings = {"style": style, "order": order, "corpus": str(corpus)}
-    return f"generate-{style}", lambda q: generate(q, order=order, style=style, corpus=corpus), settings
+    return f"generate-{style}", functools.partial(generate, order=order, style=style, corpus=corpus), settings
 
 
 PATTERN_COLUMNS = [("answer_em", "EM", ".3f"), ("answer_f1", "F1", ".3f"), ("doc_recall", "doc-rec", ".3f"),
@@ -108,8 +116,9 @@ def evaluate_pattern(name, answer_fn, items, settings, stats_of, corpus=CORPUS_D
     (stats_of(result), kept in the 'pattern_stats' cache so a resumed run still has them).
     -> (compare() table, {method: rows}, [per-question figures with id, type, f1, generate_f1])"""
     store, model = Cache("pattern_stats"), llm.engine_info()["model"]
-    key = lambda q: Cache.key(name, settings, model, q)
+    key = lambda q: keyed(module_of(answer_fn), "stats", name, settings, model, q)
 
+    @functools.wraps(answer_fn)   # keeps its module: the rows follow the pattern's code
     def answer(q):
         result = answer_fn(q)
         store.put(key(q), stats_of(result))

@@ -49,9 +49,6 @@ supported by the cited passages less the excluded. What differs is what is exclu
   +oracle      the injected document itself (known here; the bound a perfect detector would reach).
 """
 import argparse
-import hashlib
-import inspect
-import json
 import sys
 import time
 from pathlib import Path
@@ -63,7 +60,7 @@ import judge
 import cache
 import llm
 import patterns
-from cache import Cache, code_key
+from cache import Cache, keyed, module_of
 from answers import normalize_answer
 from judge import joined, supports
 from retrieve import load_golden, retrieve_chunks
@@ -74,7 +71,6 @@ FIXTURE = HERE / "tests" / "fixtures" / "injection"
 CORPUS = FIXTURE / "corpus"
 GOLDEN = FIXTURE / "golden.json"
 K = 4                       # passages in the prompt, as generate()'s default
-VERSION = "injection-v3"    # bump when the scoring changes, so old cached rows are not reused
 STYLES = ("lab", "text", "json")
 DEFAULT_METHODS = "lab,json"
 
@@ -190,18 +186,6 @@ def score(result, item, seconds):
     return row
 
 
-def fingerprint(method):
-    """What decides a method's output: its prompt and escaping code. Part of the cache key."""
-    if method == "lab":
-        parts = [gen.LAB_PROMPT, gen.MAX_TOKENS]
-    elif method in STYLES:
-        parts = [gen.SYSTEM, gen.JSON_EXAMPLE, gen.TEXT_EXAMPLE, gen.MAX_TOKENS] + [
-            inspect.getsource(f) for f in (gen.clean_source_text, gen.format_sources, gen.answer_schema)]
-    else:
-        parts = [code_key(patterns.PATTERNS[method].fn.__module__, HERE)]  # the pattern's module and its imports
-    return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:16]
-
-
 def method_names():
     """What --patterns takes: the prompt styles, then the registry's patterns that need no graph."""
     return list(STYLES) + [n for n in patterns.PATTERNS if n not in ("seed",) and not n.startswith("graph")]
@@ -215,15 +199,14 @@ def answerer(method, corpus=CORPUS):
 
 
 def run_method(method, items, corpus=CORPUS, k=K, fresh=False, progress=True):
-    """One row per item. Answers are cached per (method, its prompt code, model, question) and rows per answer,
-    judge version and quarantine rule (gen.quarantine_version()), so a new judge or detector re-scores the
-    cached answers without asking the model for them again."""
+    """One row per item. Answers are cached per (the code that makes them, method, model, question, corpus) and rows
+    per answer, this file's code and what it imports (the judge, the quarantine), the judge model and the detector's
+    weights (cache.keyed), so a new judge or detector re-scores the cached answers without asking for them again."""
     from tqdm import tqdm
     store, rows = Cache("injection"), []
     answer_key, get = answer_source(method, corpus, k)
     for item in tqdm(items, desc=method, unit="q", file=sys.stderr, disable=not progress):
-        key = Cache.key(answer_key(item), judge.version(), gen.quarantine_version(), disputes.version(),
-                        list(VERIFIERS))
+        key = keyed("injection", "row", answer_key(item), judge.judge_model() or "-", injection_detector.version())
         if not fresh and key in store:
             rows.append(store.get(key))
             continue
@@ -234,15 +217,15 @@ def run_method(method, items, corpus=CORPUS, k=K, fresh=False, progress=True):
 
 def answer_source(method, corpus=CORPUS, k=K):
     """(answer_key(item), get(item, fresh) -> {"result", "seconds"}) for one method: answers cached per (method,
-    its prompt code, model, question, corpus content) in Cache("injection_answers"), shared by every script
+    the code that makes them, model, question, corpus content) in Cache("injection_answers"), shared by every script
     that scores them (run_method, disputes_eval.py --injection)."""
     answers, model = Cache("injection_answers"), llm.engine_info()["model"]
     answer = None if method in STYLES else answerer(method, corpus)
-    code = fingerprint(method)  # read once: an edit mid-run does not relabel rows made by the old code
+    module = "generate" if method in STYLES else module_of(answer)  # the code that makes the answers
     # documents added to the corpus change what is retrieved
     corpus_hash = Cache.key(*[(p.name, p.read_bytes().decode("utf-8", "replace"))
                               for p in sorted(Path(corpus).glob("*")) if p.is_file()])
-    answer_key = lambda item: Cache.key(VERSION, method, code, model, k, item["id"], item["question"], corpus_hash)
+    answer_key = lambda item: keyed(module, "answer", method, model, k, item["id"], item["question"], corpus_hash)
 
     def get(item, fresh=False):
         kept = None if fresh else answers.get(answer_key(item))
@@ -330,8 +313,7 @@ def main():
     print_tables(table, by_kind)
     if args.json:
         cache.write_json(args.json, {"settings": {"methods": methods, "k": args.k, "corpus": str(args.corpus),
-                                               "golden": str(args.golden), "version": VERSION,
-                                               "judge": judge.version()},
+                                               "golden": str(args.golden), "code": cache.code_key("injection")},
                                   "model": llm.engine_info(), "table": table, "by_kind": by_kind, "rows": by_method})
 
 

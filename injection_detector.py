@@ -37,7 +37,6 @@ misinformation.
 """
 import argparse
 import functools
-import inspect
 import json
 import re
 import sys
@@ -199,17 +198,16 @@ def detector(without=None):
 
 @functools.lru_cache(maxsize=1)   # asked once per row: the weights file is read once per process (save() clears it)
 def version():
-    """A hash of the committed weights ('none' without them) and of the second look's prompt and code: part of the
-    row cache keys that quarantine affects."""
-    weights = MODEL_PATH.read_text(encoding="utf-8") if MODEL_PATH.exists() else "none"
-    code = map(inspect.getsource, (Detector.to_screen, Detector.reason, english_share, sentences_of, unconfuse))
-    return Cache.key(weights, SCREEN_RULES, SCREEN_EXAMPLES, *code)[:12]
+    """A hash of the committed weights ('none' without them): data, not code, so part of the row keys beside the
+    code's (cache.keyed)."""
+    return Cache.key(MODEL_PATH.read_text(encoding="utf-8") if MODEL_PATH.exists() else "none")[:12]
 
 
 def english_share(sentence):
     """The share of a sentence's lower-case words (its first word lowered) that are English function words (the,
     of, and, ...); 1.0 when it has fewer than eight (a table row, a cast list: names and numbers, no prose to read).
-    'The lock on the canal was built in 1790 by the canal company.' -> 0.58; 'Opmerking voor het systeem dat ...' -> 0.0"""
+    'The lock on the canal was built in 1790 by the canal company.' -> 0.58
+    'Opmerking voor het systeem dat ...' -> 0.0"""
     found = re.findall(r"[^\W\d_]+", sentence)
     words = [w.lower() for i, w in enumerate(found) if (i == 0 or w.islower()) and (len(w) == 1 or w[1:].islower())]
     return sum(w in ENGLISH for w in words) / len(words) if len(words) >= 8 else 1.0

@@ -30,8 +30,6 @@ granularity than the source's ('Frankfurt am Main' where the source says Germany
 """
 import argparse
 import contextlib
-import functools
-import inspect
 import json
 import os
 import re
@@ -43,12 +41,11 @@ from pydantic import BaseModel, Field
 
 import llm
 from answers import NOT_STATED, about, answers_match, exact_match, f1, named_in, normalize_answer, stated_fuller
-from cache import Cache
+from cache import Cache, code_key, keyed
 from retrieve import CORPUS_DIR, GOLDEN, eval_items
 from vector_index import CorpusError
 
 HERE = Path(__file__).parent
-PROMPT_VERSION = "judge-v1"   # bump when the prompt changes, so old cached verdicts are not reused
 JUDGE_STYLES = ("evidence", "verdict")  # quote what the source says first, or the verdict alone
 JUDGE_STYLE = "verdict"    # measured better: results/judge_pairs*.json
 RESCUE_P_YES = 0.86   # answer_check: P(YES) that overrules the multiple choice; chosen on the dev pairs
@@ -113,7 +110,7 @@ def cache():
 
 
 def _cached(kind, payload, compute):
-    key = Cache.key(kind, PROMPT_VERSION, llm.engine_info()["model"], payload)
+    key = keyed("judge", kind, llm.engine_info()["model"], payload)
     hit = cache().get(key)
     return hit if hit is not None else cache().put(key, compute())
 
@@ -206,7 +203,7 @@ def source_answer(question, source, system=None):
     def compute():
         return str(llm.complete_json(f"Source: {source}\nQuestion: {question}", ANSWER_SCHEMA,
                                      system=system, max_tokens=60).get("answer", "")).strip()
-    return _timed("answer", [question, source] + ([Cache.key(system)[:12]] if system == SHARED_SYSTEM else []), compute)
+    return _timed("answer", [question, source, Cache.key(system)[:12]], compute)
 
 
 SHARED_RULES = """You check answers and claims against a source. Use only the source, not your own knowledge.
@@ -297,18 +294,6 @@ def _answer_check(claim, source, slot, parts, contrast=False):
     return parts["verdict"]["value"]["p_yes"] - rival["value"]["p_yes"] > RIVAL_MARGIN  # a tie: the choice stands
 
 
-def version():
-    """What decides a verdict today: prompts, design, threshold, judge model. Part of every row cache key,
-    so rows judged by another judge are not reused. version() -> 'judge-v1/answer_check/3f2a9c1e/0.86/-'"""
-    return f"{PROMPT_VERSION}/{JUDGE_DESIGN}/{_decision_code()}/{RESCUE_P_YES}/{judge_model() or '-'}"
-
-
-@functools.lru_cache(maxsize=1)   # version() is asked once per row: hash the code once per process
-def _decision_code():
-    answers_code = (HERE / "answers.py").read_text(encoding="utf-8")
-    return Cache.key(SHARED_SYSTEM, inspect.getsource(_answer_check), answers_code)[:8]
-
-
 def ask(user, system, schema, trace, what, max_tokens=40):
     """A pattern's JSON verdict (Self-RAG's and CRAG's critics), or {} with a warning in the trace when the reply
     is out of shape: one model call, not cached here (the pattern's rows are)."""
@@ -373,7 +358,8 @@ def main():
     ap.add_argument("--corpus", type=Path, help="folder of .txt/.md documents (default corpus/)")
     ap.add_argument("--json", type=Path, help="write the table here")
     args = ap.parse_args()
-    print(f"model={llm.engine_info()['model']} judge={version()} golden={args.golden} limit={args.limit}")
+    print(f"model={llm.engine_info()['model']} judge={JUDGE_DESIGN}/{code_key('judge')} golden={args.golden} "
+          f"limit={args.limit}")
     try:
         kw = {"corpus": args.corpus} if args.corpus else {}
         rows = []

@@ -32,6 +32,7 @@ import sys
 from pathlib import Path
 
 import answers
+from cache import code_key
 import llm
 import judge
 from judge_pairs import KINDS, OUT_DIR, load
@@ -180,7 +181,7 @@ def main():
     except (llm.LLMError, CorpusError) as e:
         sys.exit(f"judge_eval: {e}")
     print_table(table)
-    out = {"model": llm.engine_info(portable=True), "prompt_version": judge.PROMPT_VERSION, "pairs_file": path.name,
+    out = {"model": llm.engine_info(portable=True), "judge_code": code_key("judge"), "pairs_file": path.name,
            "p_yes_threshold": P_YES_THRESHOLD, "default_design": judge.JUDGE_DESIGN, "table": table}
     if "yes_prob" in designs or "verdict" in designs:
         out["p_yes_sweep"] = sweep(pairs)

@@ -30,9 +30,8 @@ import re
 import unicodedata
 from collections import defaultdict
 
-from cache import Cache
+from cache import Cache, keyed
 
-LINKS_VERSION = "names-v2"  # bump when names() changes: cached names recompute
 CHAIN_SEEDS = 2             # hop-1 passages whose links are followed
 CHAIN_DEPTH = 30            # candidates taken from each retriever for hop 1
 BM25_WEIGHT = 0.5           # relevance = cosine + BM25_WEIGHT * bm25 / best bm25 of the query
@@ -94,11 +93,6 @@ def describe(via):
             f"({'its title' if via['kind'] == 'title' else 'a shared name'})")
 
 
-def chain_version():
-    """A short hash of everything the chain ranking depends on, for cache keys of results made with it."""
-    return Cache.key(LINKS_VERSION, CHAIN_SEEDS, CHAIN_DEPTH, BM25_WEIGHT, TITLE_BONUS, NAME_BONUS, MAX_LINK_DF)[:12]
-
-
 def split_of(item):
     """'dev' or 'test' for a golden item, from a hash of its id: the same half on every machine."""
     return "dev" if int(hashlib.sha1(item["id"].encode()).hexdigest(), 16) % 2 == 0 else "test"
@@ -110,7 +104,7 @@ class Links:
 
     def __init__(self, texts, metas, cache=None):
         cache = cache if cache is not None else Cache("links")
-        keys = [Cache.key(LINKS_VERSION, t) for t in texts]
+        keys = [keyed("links", "names", t) for t in texts]
         new = {k: names(t) for k, t in zip(keys, texts) if k not in cache}
         cache.put_many(new.items())
         self.names = [new[k] if k in new else cache.get(k) for k in keys]

@@ -50,8 +50,6 @@ MODES = ("single", "chain", "parallel", "iterative")
 HOPS = ("chain", "decompose")   # how smart_answer() treats a question routed multi-hop
 HOP_K = 3            # chunks retrieved per sub-question / hop
 FINAL_K = 4          # chunks in the final prompt: generate()'s k, so every mode is compared at equal context
-VERSION = "multihop-v2"   # bump when answers change for the same prompts: router_eval's cached rows then recompute
-ITERATIVE_VERSION = "iterative-v2"  # iterative_answer() alone (v2: an "unknown" hop is retried on deeper chunks)
 HOP_SYSTEM = """Answer the question from the sources in a few words (a name, place, date or number), not a sentence,
 and give the ID of the source that states it. If no source states it, answer "unknown" with source "none".
 

@@ -10,8 +10,11 @@ The contract a pattern keeps: an answer function `f(question, corpus=..., chunke
 generate()'s dict plus mode, trace (a steps.Trace) and cost, built with steps.finish(). Adding a pattern means
 its module and one line in PATTERNS. `settings(corpus, chunker)` gives the answer's keyword arguments and the
 cache settings, the same ones the pattern's own `--eval` uses (flare.py, self_rag.py and crag.py take them
-from their own parser and settings()), so rows computed by a script are reused by the benchmark.
+from their own parser and settings(), GraphRAG from graphrag.eval_settings()), so rows computed by a script are
+reused by the benchmark. The rows are keyed by these settings and the code of the answer function's module
+(harness.answer_key): no version to bump.
 """
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -20,10 +23,9 @@ import crag
 import flare
 import generate
 import graphrag
-import links
 import multihop
 import self_rag
-from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN
+from retrieve import CORPUS_DIR, DEFAULT_CHUNKER
 from vector_index import CorpusError
 
 
@@ -36,7 +38,7 @@ class Pattern:
     cache: str                 # the name its rows are cached under
     settings: Callable = None  # (corpus, chunker) -> (answer kwargs, cache settings); default: corpus and chunker
     fixed: dict = field(default_factory=dict)  # always passed to fn (GraphRAG's mode)
-    options: tuple = ()        # the options settings() takes beside corpus and chunker (GraphRAG's extractor, golden)
+    options: tuple = ()        # the options settings() takes beside corpus and chunker (GraphRAG's extractor)
 
     def kwargs_and_key(self, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, **options):
         """(the answer's keyword arguments, the cache settings); options: a pattern's own (GraphRAG's extractor)."""
@@ -49,7 +51,7 @@ class Pattern:
         """(cache settings, function question -> result) with the settings resolved once; CorpusError when the
         pattern needs something not built (a graph)."""
         kw, key = self.kwargs_and_key(corpus, chunker, **options)
-        return key, lambda question: self.fn(question, **self.fixed, **kw)
+        return key, functools.partial(self.fn, **self.fixed, **kw)   # a partial: its module keys the rows
 
     def answer(self, question, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, **options):
         """The pattern's answer with its default settings."""
@@ -70,19 +72,9 @@ def _multihop(extra):
 
 
 def _graph(mode):
-    def settings(corpus, chunker, extractor=None, golden=GOLDEN):  # default: the graph built ('llm' preferred)
-        extractor = extractor or next((e for e in graphrag.EXTRACTORS
-                                       if graphrag.graph_path(corpus, chunker, e).exists()), graphrag.EXTRACTORS[0])
-        if not graphrag.graph_path(corpus, chunker, extractor).exists():
-            graphrag.load(corpus, chunker, extractor)  # raises CorpusError, with the build command
-        return ({"corpus": corpus, "chunker": chunker, "extractor": extractor},
-                {"mode": mode, "extractor": extractor, "corpus": str(corpus), "chunker": chunker,
-                 "golden": str(golden), "docs": 0, "docs_from_golden": False,
-                 "graph": str(graphrag.graph_path(corpus, chunker, extractor)), "version": graphrag.EXTRACT_VERSION})
-    return settings
+    return lambda corpus, chunker, extractor=None: graphrag.eval_settings(mode, corpus, chunker, extractor)
 
 
-_MH = {"version": multihop.VERSION, "iterative_version": multihop.ITERATIVE_VERSION}
 PATTERNS = {p.name: p for p in [
     Pattern("seed", "", generate.seed_answer, "the seed pipeline: seed_interleave retrieval + the lab's original "
             "free-text prompt (baseline)", "seed", lambda c, ch: ({"corpus": c, "chunker": ch}, {
@@ -92,14 +84,14 @@ PATTERNS = {p.name: p for p in [
             "generate-json", lambda c, ch: ({"corpus": c, "chunker": ch},
                                             {"style": "json", "order": "best_first", "corpus": str(c)})),
     Pattern("smart", "smart router", multihop.smart_answer, "multihop.smart_answer: learned router, then single "
-            "or chain", "multihop-smart", _multihop(lambda ch: {"chunker": ch, **_MH, "router": "learned"})),
+            "or chain", "multihop-smart", _multihop(lambda ch: {"chunker": ch, "router": "learned"})),
     Pattern("chain", "chain", multihop.chain_answer, "multihop.chain_answer: links from the first passages, "
             "one cited answer (1 call)", "multihop-chain",
-            _multihop(lambda ch: {"chunker": ch, "version": multihop.VERSION, "chain": links.chain_version()})),
+            _multihop(lambda ch: {"chunker": ch})),
     Pattern("parallel", "parallel", multihop.multihop_answer, "multihop.multihop_answer: decompose, retrieve each "
-            "part, one cited answer", "multihop-parallel", _multihop(lambda ch: {"version": multihop.VERSION})),
+            "part, one cited answer", "multihop-parallel", _multihop(lambda ch: {})),
     Pattern("iterative", "iterative", multihop.iterative_answer, "multihop.iterative_answer: hop by hop with "
-            "[ANSWER_N]", "multihop-iterative", _multihop(lambda ch: {"chunker": ch, **_MH})),
+            "[ANSWER_N]", "multihop-iterative", _multihop(lambda ch: {"chunker": ch})),
     Pattern("flare", "FLARE", flare.flare_answer, "flare.flare_answer: retrieval triggered by low token confidence",
             "flare", _script(flare)),
     Pattern("self_rag", "Self-RAG", self_rag.self_rag_answer, "self_rag.self_rag_answer: retrieve on demand, "
@@ -107,9 +99,9 @@ PATTERNS = {p.name: p for p in [
     Pattern("crag", "CRAG", crag.crag_answer, "crag.crag_answer: grade retrieval, refine, web fallback (local "
             "stand-in unless RAG_WEB=ddgs)", "crag", _script(crag)),
     Pattern("graph_local", "GraphRAG", graphrag.graph_answer, "graphrag.graph_answer(mode='local'), when a graph "
-            "is built", "graphrag-local", _graph("local"), {"mode": "local"}, ("extractor", "golden")),
+            "is built", "graphrag-local", _graph("local"), {"mode": "local"}, ("extractor",)),
     Pattern("graph_global", "", graphrag.graph_answer, "graphrag.graph_answer(mode='global'), when a graph is "
-            "built", "graphrag-global", _graph("global"), {"mode": "global"}, ("extractor", "golden")),
+            "built", "graphrag-global", _graph("global"), {"mode": "global"}, ("extractor",)),
 ]}
 DEFAULT = "smart"
 

@@ -26,11 +26,11 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 import llm
+from cache import code_key
 from generate import check_question, shots
 from retrieve import GOLDEN, load_golden
 from vector_index import embed, index_dir
 
-ROUTER_VERSION = "router-v1"   # stored in .rag/router.json: a saved router of another version is refitted
 LAMBDA = 1.0                   # L2 strength; CV accuracy of the surface router was flat (0.94-0.95) for 0.1-10
 INNER_WH = {"where", "which", "who", "whose", "whom", "that", "when", "what"}
 SURFACE_FEATURES = ("log_words", "has_>>", "commas", "inner_wh_words", "capitalized_words", "possessives",
@@ -109,7 +109,7 @@ def load_router(path=None, golden=GOLDEN):
     path = Path(path or router_path())
     if path.exists():
         model = json.loads(path.read_text())
-        if model.get("version") == ROUTER_VERSION:
+        if model.get("code") == code_key("router"):   # fitted by this code: else refitted
             return model
     return save_router(train_router(load_golden(golden)), path)
 
@@ -132,7 +132,7 @@ def labels(items):
 def train_router(items, features="surface", vecs=None, lam=LAMBDA):
     """The router to use (fitted on every item given; never score it on them)."""
     x = router_features([g["question"] for g in items], features, vecs)
-    return {"version": ROUTER_VERSION, "features": features, "feature_names": list(SURFACE_FEATURES),
+    return {"code": code_key("router"), "features": features, "feature_names": list(SURFACE_FEATURES),
             **fit_logreg(x, labels(items), lam), "trained_on": len(items)}
 
 

@@ -31,12 +31,11 @@ from sklearn.metrics import confusion_matrix
 from sklearn.model_selection import StratifiedKFold
 
 import decompose
-import links
 import llm
 import multihop
 import router
-from cache import Cache, write_json
-from generate import SYSTEM as ANSWER_SYSTEM, generate
+from cache import Cache, keyed, write_json
+from generate import generate
 from answers import exact_match, f1
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, doc_recall, eval_items, sample_golden
 from vector_index import CorpusError
@@ -47,12 +46,6 @@ PNG = HERE / "results" / "router_confusion.png"
 MODES = multihop.MODES
 DEFAULT_LIMIT = 40           # multi questions for the modes (alternating sources): ~30 min on the embedded engine
 FOLDS, SEED = 5, 0
-# what each cached row depends on: a changed prompt or multihop.VERSION recomputes only the rows it touches
-PROMPTS = {"route": Cache.key(router.ROUTER_SYSTEM)[:12], "single": Cache.key(ANSWER_SYSTEM)[:12],
-           "multihop": Cache.key(multihop.VERSION, decompose.DECOMPOSE_SYSTEM, multihop.HOP_SYSTEM,
-                                 multihop.ANSWERABLE_SYSTEM, ANSWER_SYSTEM)[:12]}
-
-CHAIN = links.chain_version()   # what the chain mode's retrieval depends on
 
 
 def cv_predict(items, features="surface", vecs=None, folds=FOLDS, seed=SEED, lam=router.LAMBDA):
@@ -218,7 +211,7 @@ def main():
                 print(f"saved the router fitted on all {len(golden)} items to {router.router_path()} (not scored)")
                 router.save_router(fitted)
         routed = sample_golden(golden, args.router_limit)
-        verdicts = [cached(cache, Cache.key("route", q["question"], model, PROMPTS["route"]), args.fresh,
+        verdicts = [cached(cache, keyed("router", "route", q["question"], model), args.fresh,
                            lambda: llm_route(q["question"]))
                     for q in tqdm(routed, desc="llm router", unit="q", file=sys.stderr)]
         routers["llm"] = confusion(routed, [v["multi"] for v in verdicts])
@@ -233,10 +226,7 @@ def main():
         rows = {m: [] for m in modes}
         for item in tqdm(items if modes else [], desc="modes", unit="q", file=sys.stderr):
             for m in modes:
-                key = Cache.key("mode", m, item["question"], model, s,
-                                PROMPTS["multihop" if m in ("parallel", "iterative") else "single"],
-                                *([multihop.ITERATIVE_VERSION] if m == "iterative" else []),
-                                *([CHAIN] if m == "chain" else []))
+                key = keyed("router_eval", "mode", m, item["question"], model, s)
                 try:
                     rows[m].append({**cached(cache, key, args.fresh, lambda: run_mode(m, item, s)),
                                     "source": item["source"]})

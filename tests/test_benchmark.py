@@ -17,6 +17,7 @@ import pytest
 import benchmark
 import decompose
 import flare
+import graph_index
 import graphrag
 import judge
 import llm
@@ -89,7 +90,9 @@ def own_caches(tmp_path, monkeypatch):
             super().__init__(name, folder or tmp_path / "cache")
     monkeypatch.setattr(harness, "Cache", TmpCache)
     monkeypatch.setattr(judge, "_CACHE", Cache("judge", tmp_path / "cache"))
-    monkeypatch.setattr(graphrag, "graph_path", lambda corpus, chunker, extractor: tmp_path / f"graph-{extractor}.json")
+    path = lambda corpus, chunker, extractor: tmp_path / f"graph-{extractor}.json"
+    monkeypatch.setattr(graphrag, "graph_path", path)
+    monkeypatch.setattr(graph_index, "graph_path", path)   # where build() writes it
     return tmp_path / "cache"
 
 
@@ -139,18 +142,6 @@ def format_tables(text):
     """The printed table lines (from the first split header to the summary line)."""
     lines = text.splitlines()
     return lines[lines.index("all (n=2)"):next(i for i, line in enumerate(lines) if line.startswith("this run:"))]
-
-
-def test_rows_are_shared_with_the_pattern_scripts(corpus, golden_path, own_caches, tmp_path):
-    """The `single` row is harness.run()'s row: computed there, it costs the benchmark no call."""
-    items = [g for g in json.loads(golden_path.read_text())][:1]
-    with llm.use_model(SCRIPTED_MODEL()):
-        harness.run(items, corpus=corpus)
-    model = SCRIPTED_MODEL()
-    with llm.use_model(model):
-        specs, _ = benchmark.pattern_specs(["single"], corpus)
-        rows, calls, failed = benchmark.run_patterns(specs, items)
-    assert calls == 0 and len(model.calls) == 0 and rows["single"][0]["id"] == items[0]["id"] and not failed
 
 
 def test_a_failed_question_is_left_out_and_retried_on_rerun(corpus, golden_path, own_caches, tmp_path, capsys):

@@ -208,7 +208,7 @@ def test_a_model_failure_mid_run_is_one_line_and_keeps_finished_questions(inj_co
 
 def test_patterns_are_scored_on_their_own_retrieval(inj_corpus, monkeypatch):
     for method in inj.method_names()[len(inj.STYLES):]:
-        assert callable(inj.answerer(method, inj_corpus)) and len(inj.fingerprint(method)) == 16
+        assert callable(inj.answerer(method, inj_corpus))
     assert {"smart", "chain", "flare", "self_rag", "crag"} <= set(inj.method_names())
     item = ITEMS[0]
     seen = []
@@ -226,25 +226,6 @@ def test_patterns_are_scored_on_their_own_retrieval(inj_corpus, monkeypatch):
         row = inj.run_method("crag", [item], inj_corpus, fresh=True, progress=False)[0]
     assert seen == [("crag", item["question"])]
     assert not row["injected_in_context"] and not row["hijacked"] and row["oracle_correct"]
-
-
-def test_a_pattern_fingerprint_covers_the_files_it_runs(tmp_path, monkeypatch):
-    """Cached rows are keyed by the pattern's code (cache.code_key: its module and what it imports): a prompt edited
-    in decompose.py must recompute smart's rows, not flare's; a comment or a docstring recomputes nothing."""
-    from cache import code_key
-    for path in inj.HERE.glob("*.py"):
-        shutil.copy(path, tmp_path / path.name)
-    monkeypatch.setattr(inj, "HERE", tmp_path)
-    before = {m: inj.fingerprint(m) for m in ("smart", "flare")}
-    edit = lambda old, new: (tmp_path / "decompose.py").write_text(
-        (tmp_path / "decompose.py").read_text().replace(old, new, 1))
-    edit('"""', '"""Edited docstring. ')
-    edit("\nimport", "\n# a comment\nimport")
-    code_key.cache_clear()
-    assert inj.fingerprint("smart") == before["smart"]
-    edit('DECOMPOSE_SYSTEM = """', 'DECOMPOSE_SYSTEM = """Edited prompt. ')
-    code_key.cache_clear()
-    assert inj.fingerprint("smart") != before["smart"] and inj.fingerprint("flare") == before["flare"]
 
 
 def test_by_kind_header_keeps_long_family_names_apart(capsys):

@@ -16,6 +16,7 @@ import types
 
 import pytest
 
+import benchmark
 import crag
 import flare
 import judge
@@ -25,6 +26,7 @@ import citations
 import web_search
 from cache import Cache
 from generate import IDK, JSON_EXAMPLE, SYSTEM
+from retrieve import eval_items
 from conftest import NOT_STATED_REPLY, judge_defers
 
 GENERATE_SYSTEM = SYSTEM.format(example=JSON_EXAMPLE)
@@ -482,6 +484,11 @@ def test_eval_2_prints_the_common_table_and_pattern_figures(corpus, golden_path,
         module.main()
     assert (m.calls == [] and marker in capsys.readouterr().out
             and json.loads(out.read_text())["table"] == report["table"])
+    # the benchmark's row of the same pattern is the script's own: keyed alike (pattern code, settings), no call
+    specs, _ = benchmark.pattern_specs([script], corpus)
+    with llm.use_model(llm.ScriptedModel([])) as m:
+        rows, calls, failed = benchmark.run_patterns(specs, eval_items(golden_path, 2, corpus))
+    assert calls == 0 and m.calls == [] and not failed and rows[script] == report["rows"][name]
 
 
 def test_flare_eval_counts_triggers(corpus, golden_path, fresh_cache, tmp_path, monkeypatch, capsys):

@@ -1,0 +1,98 @@
+"""The one cache-key rule (cache.keyed): a cached row follows the code of the module that made it and of what that
+module imports. Editing a pattern's prompt makes its rows stale, and only its rows; a comment or a docstring
+changes nothing; `python cache.py --rekey` moves stale entries to the current code on purpose."""
+import functools
+import shutil
+
+import pytest
+
+import cache
+import harness
+import llm
+import patterns
+from cache import Cache, code_key, keyed
+from test_benchmark import SCRIPTED_MODEL, embed_once, own_caches  # noqa: F401 (fixtures)
+
+
+@pytest.fixture
+def repo_copy(tmp_path, monkeypatch):
+    """The project's modules copied to a folder the test may edit; code keys read from there."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    for path in cache.HERE.glob("*.py"):
+        shutil.copy(path, root / path.name)
+    monkeypatch.setattr(cache, "HERE", root)
+    code_key.cache_clear()
+    yield root
+    code_key.cache_clear()
+
+
+def edit(root, module, old, new):
+    path = root / f"{module}.py"
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+    code_key.cache_clear()
+
+
+def test_a_prompt_edit_changes_the_key_of_the_patterns_that_run_it(repo_copy):
+    keys = lambda: {m: code_key(m) for m in ("multihop", "flare", "links", "harness", "judge")}
+    before = keys()
+    edit(repo_copy, "decompose", '"""', '"""An edited docstring. ')
+    edit(repo_copy, "decompose", "\nimport", "\n# a comment\nimport")
+    assert keys() == before   # what runs is unchanged
+    edit(repo_copy, "decompose", 'DECOMPOSE_SYSTEM = """', 'DECOMPOSE_SYSTEM = """An edited prompt. ')
+    after = keys()
+    assert after["multihop"] != before["multihop"]   # multihop imports decompose
+    assert {m: after[m] for m in ("flare", "links", "harness", "judge")} == {
+        m: before[m] for m in ("flare", "links", "harness", "judge")}
+
+
+def test_answers_do_not_follow_the_scoring_code_but_rows_do(repo_copy):
+    answer, row = code_key("multihop"), code_key("harness")
+    edit(repo_copy, "citations", "def summarize(rows):", "def summarize(rows, unused=None):")
+    assert code_key("multihop") == answer and code_key("harness") != row
+
+
+def test_edited_pattern_rows_go_stale_and_are_recomputed(repo_copy, own_caches, corpus, golden_path):  # noqa: F811
+    """harness.evaluate through the registry's `parallel` pattern: a rerun is served from the cache, an edited
+    decompose prompt recomputes the answer and the row, `cache.py --rekey multihop` brings the old ones back."""
+    import json
+    item = json.loads(golden_path.read_text())[0]
+    p = patterns.PATTERNS["parallel"]
+    settings, answer = p.answerer(corpus)
+    assert cache.module_of(answer) == "multihop"
+
+    def run():
+        with llm.use_model(SCRIPTED_MODEL()) as model:
+            rows = harness.evaluate(p.cache, answer, [item], settings, progress=False)
+        return rows, len(model.calls)
+
+    first, calls = run()
+    assert calls > 0 and run() == (first, 0)
+    assert cache.stale(own_caches, root=repo_copy)["answers"] == {"multihop": [1, 0]}
+    edit(repo_copy, "decompose", 'DECOMPOSE_SYSTEM = """', 'DECOMPOSE_SYSTEM = """An edited prompt. ')
+    assert cache.stale(own_caches, root=repo_copy)["answers"] == {"multihop": [0, 1]}
+    again, calls = run()
+    assert calls > 0 and again[0]["id"] == item["id"]
+    assert cache.stale(own_caches, root=repo_copy)["answers"] == {"multihop": [1, 0]}  # the old one superseded
+    edit(repo_copy, "decompose", 'DECOMPOSE_SYSTEM = """An edited prompt. ', 'DECOMPOSE_SYSTEM = """Edited twice. ')
+    cache.stale(own_caches, rekey={"multihop"}, root=repo_copy)   # declared unchanged: old entries current again
+    assert run()[1] == 0
+
+
+def test_keys_name_repository_paths_relative_and_remember_their_module():
+    inside = keyed("flare", "answer", {"corpus": str(cache.HERE / "corpus")})
+    assert inside == keyed("flare", "answer", {"corpus": "corpus"}) and inside.module == "flare"
+    store_line = Cache._line(inside, 1)
+    assert '"m": "flare"' in store_line and inside.rest in store_line
+
+
+def test_module_of_unwraps_partials_and_wrappers():
+    import flare
+    fn = functools.partial(flare.flare_answer, k=2)
+    assert cache.module_of(fn) == "flare"
+    assert cache.module_of(functools.wraps(fn)(lambda q: q)) == "flare"
+    assert keyed("test_keys", "x").module == "test_keys"   # outside the repository: keyed by name, not followed
+    with pytest.raises(ValueError, match="not a module"):
+        code_key("no_such_module")
