@@ -19,12 +19,12 @@ its interleave fusion and the lab's original free-text prompt, the baseline ever
 then generate()'s JSON prompt on fused retrieval (`single`), multihop's chain, parallel, iterative and routed
 modes, FLARE, Self-RAG, CRAG, and GraphRAG local/global when a graph has been built (python graphrag.py
 --build); otherwise those rows are skipped with the reason.
-Each row comes from harness.evaluate(), cached per (pattern, settings, model, question), under the
-same name and settings the pattern's own `--eval` uses, so rows computed there are reused here, an
+Each row comes from harness.evaluate(), cached per (pattern code, name, settings, model, question), under
+the same name and settings the pattern's own `--eval` uses, so rows computed there are reused here, an
 interrupted run resumes where it stopped, and a run can be spread over several sittings.
 Not handled: questions run one at a time (llama.cpp serves one request at a time anyway); the smart row uses
 the learned router saved from golden.json, so its routing has seen these questions (router_eval.py scores
-the router out-of-fold); a rebuilt graph does not invalidate cached graph rows (use --fresh).
+the router out-of-fold). Graph rows are keyed by the graph file's hash: a rebuilt graph recomputes them.
 """
 import argparse
 import os

@@ -2,7 +2,7 @@
 without one), merged names, a networkx graph, seeded Louvain communities with summaries, stored next to the
 vector index. graphrag.py searches it and is the command line (`python graphrag.py --build --docs 300`).
 
-A rebuild extracts only new or changed documents (cache keyed by content hash, title, model and prompt version);
+A rebuild extracts only new or changed documents (cache keyed by content hash, title, model and this file's code);
 a killed build resumes where it stopped, because each extraction is cached the moment it is made. The graph is
 stored atomically as `$RAG_INDEX_DIR/graph-<collection>-<extractor>.json` (networkx node_link_data plus
 communities and build stats).
@@ -16,7 +16,6 @@ Not handled: aliases beyond trivial differences ("J. Smith" vs "John Smith"), re
 structure (a relation is edge text), incremental community updates (communities are recomputed each build).
 """
 import functools
-import hashlib
 import json
 import os
 import sys
@@ -282,14 +281,16 @@ _LOADED = {}
 
 
 @functools.lru_cache(maxsize=8)
-def _file_hash(path, stamp):
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+def _graph_hash(path, stamp):
+    payload = json.loads(Path(path).read_text(encoding="utf-8"))
+    return Cache.key(payload.get("graph"), payload.get("communities"))[:16]
 
 
 def graph_hash(path):
-    """A hash of a built graph file: rows answered from it are keyed by it, so a rebuilt graph recomputes them."""
+    """A hash of a built graph's nodes, edges and communities (not its build times): rows answered from it are
+    keyed by it, so a graph that comes out different recomputes them, and the same graph built again does not."""
     path = Path(path)
-    return _file_hash(str(path), path.stat().st_mtime_ns)
+    return _graph_hash(str(path), path.stat().st_mtime_ns)
 
 
 def load(corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, extractor="llm"):

@@ -46,7 +46,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel
 
-from cache import Cache
+from cache import Cache, keyed
 from vector_index import embed, split_sentences
 
 HERE = Path(__file__).parent
@@ -224,13 +224,14 @@ _SCREENED = None   # the second look's cache, loaded once per process
 
 
 def screen(sentence):
-    """The model's second look at one sentence: is it an instruction to the answering system? Cached by content."""
+    """The model's second look at one sentence: is it an instruction to the answering system? Cached per (this
+    file's code, model, sentence)."""
     import llm
     global _SCREENED
     if _SCREENED is None:
         _SCREENED = Cache("injection_screen")
     store = _SCREENED
-    key = Cache.key(SCREEN_RULES, SCREEN_EXAMPLES, llm.engine_info()["model"], sentence)
+    key = keyed("injection_detector", "screen", llm.engine_info()["model"], sentence)
     hit = store.get(key)
     if hit is None:
         system = SCREEN_RULES + "\n\n" + "\n".join(f"Sentence: {s}\n{json.dumps({'verdict': v})}"

@@ -21,8 +21,8 @@ mean row; ~20 s per question on the embedded engine the first time, ~1 s when ev
   All steps share one system prompt, so after the first the engine reads only the last lines: the source is
   read once per claim, and once per question for every claim about it.
 - RAG_JUDGE_MODEL=bespoke-minicheck (any Ollama fact-checking model) judges instead, through the same door.
-- Every reply is cached by a content hash of (kind, model, prompt, claim or question, source) in
-  `.rag/cache/judge.jsonl`, with the seconds it cost; `version()` names the judge in every row cache key.
+- Every reply is cached under cache.keyed("judge", kind, model, claim or question, source): this file's code
+  and its imports' (the prompts among them) name it, in `.rag/cache/judge.jsonl`, with the seconds it cost.
 - `exact_match` / `f1`: SQuAD normalisation (lower case, no punctuation, no articles), best over the
   answer and its aliases.
 Not handled: a yes/no claim gets only the verdict, which is lenient; a true answer phrased at another

@@ -69,6 +69,9 @@ def legacy(name, key):
                                                                else "single"],
                          *([OLD["iterative"]] if mode == "iterative" else []), *([OLD["chain"]] if mode == "chain"
                                                                                    else []))
+    if name == "injection_screen" and tag == "screen":
+        import injection_detector as d
+        return Cache.key(d.SCREEN_RULES, d.SCREEN_EXAMPLES, *rest)
     if name == "injection_answers" and tag == "answer":
         method, model, k, qid, question, corpus_hash = rest
         return Cache.key(OLD["injection"], method, OLD["fingerprint"][method], model, k, qid, question, corpus_hash)
