@@ -113,6 +113,17 @@ def install(log):
 
     Cache.__contains__ = lambda self, key: (migrate(self, key), contains(self, key))[1]
     Cache.get = lambda self, key, default=None: (migrate(self, key), get(self, key, default))[1]
+    put, put_many = Cache.put, Cache.put_many
+
+    def put_logged(self, key, value):   # recomputed from moved entries (a re-scored row): kept too
+        log.setdefault(self.path.stem, set()).add(str(key))
+        return put(self, key, value)
+
+    def put_many_logged(self, items):
+        items = list(items)
+        log.setdefault(self.path.stem, set()).update(str(k) for k, _ in items)
+        return put_many(self, items)
+    Cache.put, Cache.put_many = put_logged, put_many_logged
 
 
 def refusing_model():
@@ -145,11 +156,11 @@ def run(script, args):
 
 
 def snapshot(folder=HERE / "results" / "cache"):
-    """Write the entries the replays used (under their new keys) to `folder`, one file per cache."""
-    touched = {}
+    """Write the entries the replays used (under their new keys) to `folder`, one file per cache it holds."""
+    touched, committed = {}, {p.stem for p in Path(folder).glob("*.jsonl")}
     for name, key in Cache(TOUCHED).data.values():
         touched.setdefault(name, set()).add(key)
-    for name, keys in sorted(touched.items()):
+    for name, keys in sorted((n, k) for n, k in touched.items() if n in committed):
         store = Cache(name)
         lines = [store._line(store._key(k), store.data[k]) for k in store.data if k in keys]
         (Path(folder) / f"{name}.jsonl").write_text("".join(lines), encoding="utf-8")
