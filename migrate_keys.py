@@ -6,6 +6,7 @@ script exits with the error; the benchmark leaves the row out), so nothing is co
 prints the committed figures shows that the moved entries are the right ones.
 
     python migrate_keys.py --run verify_citations.py --limit 30 --json /tmp/v30.json
+    python migrate_keys.py --allow-model --run benchmark.py   # a long run resumed: moves what it can, computes the rest
     python migrate_keys.py --snapshot      # the entries the replays used -> results/cache/ (replacing it)
 
 Old keys were made from constants of the code at commit 147b227 (results/cache/keys_147b227.json). Goes once
@@ -136,22 +137,23 @@ def refusing_model():
     return model
 
 
-def run(script, args):
+def run(script, args, allow_model=False):
     log = {}
     install(log)
+    import contextlib
     import llm
-    model = refusing_model()
+    model = None if allow_model else refusing_model()
     sys.argv = [script, *args]
     status = 0
     try:
-        with llm.use_model(model):
+        with llm.use_model(model) if model else contextlib.nullcontext():
             runpy.run_path(str(HERE / script), run_name="__main__")
     except SystemExit as e:
         status = e.code or 0
     touched = Cache(TOUCHED)
     touched.put_many([(Cache.key(name, k), [name, k]) for name, keys in log.items() for k in keys])
     print(f"migrate_keys: {script} used " + ", ".join(f"{n} {len(k)}" for n, k in sorted(log.items()))
-          + f"; model calls refused: {len(model.calls)}", file=sys.stderr)
+          + (f"; model calls refused: {len(model.calls)}" if model else ""), file=sys.stderr)
     return status
 
 
@@ -170,10 +172,12 @@ def snapshot(folder=HERE / "results" / "cache"):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--run", nargs=argparse.REMAINDER, metavar="SCRIPT ARGS", help="replay one command")
+    ap.add_argument("--allow-model", action="store_true",
+                    help="compute what neither key holds (a long run resumed under the new keys), instead of stopping")
     ap.add_argument("--snapshot", action="store_true", help="write the entries the replays used to results/cache")
     args = ap.parse_args()
     if args.run:
-        sys.exit(run(args.run[0], args.run[1:]))
+        sys.exit(run(args.run[0], args.run[1:], args.allow_model))
     if args.snapshot:
         snapshot()
         return
