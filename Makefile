@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum requirements.txt | cut -d' ' -f1)
 QUESTION ?= Indian film photographer Jagdish Mali, known for taking images of various celebrities including Shabana Azmi, is father to which Bollywood actress?
 
-.PHONY: install native index demo test test-slow lint bench benchmark app clean
+.PHONY: install native index demo test test-slow lint bench benchmark app handin clean
 
 $(STAMP): requirements.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -43,6 +43,9 @@ app: index                ## the demo page on http://127.0.0.1:7860 (Ctrl-C stop
 
 benchmark: index          ## every pattern on 24 golden questions: results/benchmark.{json,md} + PNGs (hours; cached rows reused)
 	$(BIN)/python benchmark.py
+
+handin: install           ## your results files (rubric.json's weeks) + a manifest -> handin-<you>.tar.gz, for grade.py
+	$(BIN)/python handin.py
 
 clean:                    ## remove the index (corpus/ and golden.json stay)
 	rm -rf .rag
