@@ -152,7 +152,7 @@ def run(script, args, allow_model=False):
         status = e.code or 0
     touched = Cache(TOUCHED)
     touched.put_many([(Cache.key(name, k), [name, k]) for name, keys in log.items() for k in keys])
-    print(f"migrate_keys: {script} used " + ", ".join(f"{n} {len(k)}" for n, k in sorted(log.items()))
+    print(f"migrate_keys: {script} used " + ", ".join(f"{n} {len(k)}" for n, k in sorted(log.items()) if n != TOUCHED)
           + (f"; model calls refused: {len(model.calls)}" if model else ""), file=sys.stderr)
     return status
 
