@@ -11,24 +11,14 @@ max_score, output; the total score), OUT/class.csv and OUT/class.md (OUT default
 Without --rerun it takes seconds; each re-run model row costs what the script spent on it (~30-60 s on 2 cores
 with the embedded model), a row-less retrieve.py report ~1 min (its whole --eval, no model).
 
-What it checks, per file (rubric.json says which file each week expects and what each item is worth):
-- valid: it parses, has the shape its script writes, and its sha256 is the manifest's (not edited after handin.py);
-- fingerprints: the manifest's corpus and golden sha256 and the model (the file's own "model" when it records one,
-  and the GGUF's sha256) are the course's;
-- recomputed: a file with rows (benchmark.py, the pattern scripts, graphrag.py): every row's EM/F1 from its answer,
-  its counts and status agree, its questions are the ones the script samples, the table is harness.compare() of
-  the rows; verify_citations.py's summary (no rows): every rate times its count is whole, within range;
-  retrieve.py's report (no rows): splits average to "all", recall times count is whole, bm25/dense grow with k,
-  the counts match the golden set;
-- thresholds ("fused recall@4 >= best single retriever"), read from the recomputed table where there is one;
-- re-run (one item per hand-in): --rerun N rows sampled (seeded, the same for identical hand-ins) over the
-  hand-in's files, re-made by the reference code with every model answer, row and verdict recomputed in scratch
-  caches; retrieve.py reports are re-evaluated whole and must match exactly. A row is "reproduced" or "differs";
-  rubric.json's tolerance lets a share of model rows differ (llama.cpp's sums drift across thread counts and
-  builds). A row identical across students (same settings, same question) is re-run once per grading run.
+Per file, rubric.json's items: valid and recomputed (checks.py), fingerprints (handin.fingerprints), the week's
+bars, read from the recomputed figures. Per hand-in, the re-run: --rerun N rows sampled (seeded, the same for
+identical hand-ins) over its files, re-made by the reference code with every answer, row and verdict recomputed in
+scratch caches (a retrieve.py report is re-evaluated whole and must match to 1e-9); each "reproduced" or "differs",
+and rubric.json's tolerance lets a share of model rows differ (llama.cpp's sums drift across thread counts and
+builds). A row identical across students (same settings, same question) is re-run once per grading run.
 Not handled: rows a registry pattern does not make (graphrag.py's "multihop" and "graphrag-auto"), pattern files
-run with non-default flags (checked, not re-run), files of scripts without a shape here (router_eval.py,
-injection.py: valid and fingerprints only), keys with dots in rubric paths.
+run with non-default flags (checked, not re-run), keys with dots in rubric paths.
 """
 import argparse
 import contextlib
@@ -44,53 +34,11 @@ from pathlib import Path
 
 import handin
 import harness
-from answers import normalize_answer
 from cache import Cache, portable
+from checks import check_file, differences, row_changes, summary_bounds
 from generate import DEFAULT_STYLE
-from handin import NUM, HandinError, close, differences
-from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, load_golden
+from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN
 from vector_index import CorpusError
-
-HERE = Path(__file__).parent
-RUBRIC = HERE / "rubric.json"
-COMPARED = ("answer", "em", "f1", "doc_recall", "sentences", "cited", "supported", "citations", "precise", "invalid",
-            "idk", "error", "status")   # a re-run row against the student's: what the model and retrieval decide
-OPS = {">=": lambda a, b: a >= b, ">": lambda a, b: a > b, "<=": lambda a, b: a <= b, "<": lambda a, b: a < b}
-
-
-class Course(handin.Golden):
-    """What hand-ins are graded against: the course's corpus, golden set (handin.Golden) and model."""
-    def __init__(self, corpus, golden, model, gguf_sha256):
-        super().__init__(load_golden(golden))
-        self.corpus, self.model, self.gguf_sha256 = Path(corpus), model, gguf_sha256
-        self.corpus_print, self.golden_print = handin.corpus_fingerprint(corpus), handin.golden_fingerprint(golden)
-
-
-def check_file(entry, raw, manifest, course):
-    """handin.check_file (shape, totals) plus the fingerprints -> the file's checks."""
-    return {**handin.check_file(entry, raw, course), "fingerprints": fingerprints(manifest, raw, course)}
-
-
-def fingerprints(manifest, raw, course):
-    """What in the manifest (and the file's own "model") is not the course's corpus, golden set and model."""
-    if not isinstance(manifest, dict):
-        return ["no manifest.json (not made by handin.py): corpus, golden set and model unknown"]
-    try:
-        data = json.loads(raw or b"")
-    except ValueError:
-        data = None
-    out, have = [], {k: manifest.get(k) or {} for k in ("corpus", "golden", "model")}
-    for k, want in (("corpus", course.corpus_print), ("golden", course.golden_print)):
-        if have[k].get("sha256") != want["sha256"]:
-            out.append(f"{k} {have[k].get('path')} has sha256 {str(have[k].get('sha256'))[:12]}, the course's "
-                       f"{want['sha256'][:12]}: run on another {k}")
-    model = data.get("model") if isinstance(data, dict) and isinstance(data.get("model"), dict) else have["model"]
-    if model.get("model") != course.model:
-        out.append(f"model {model.get('model')!r}, the course's {course.model!r}")
-    sha = have["model"].get("gguf_sha256")
-    if sha and course.gguf_sha256 and sha != course.gguf_sha256 and have["model"].get("model") == model.get("model"):
-        out.append(f"GGUF sha256 {sha[:12]}, the course's {course.gguf_sha256[:12]}: other weights")
-    return out
 
 
 # ---- re-running with the reference code ----
@@ -117,12 +65,14 @@ def scratch_caches(folder):
 
 def answerer(unit, course):
     """(cache name, settings, answer function) that re-makes a unit's row, or why it cannot: "generate" and
-    verify_citations' styles are harness.run_args(); other rows name a registry pattern (benchmark.py by name, a
-    pattern script's --eval by cache name), run with its default settings."""
+    verify_citations' styles are harness.run_args() (in the order a newer verify_citations file names); other rows
+    name a registry pattern (benchmark.py by name, a pattern script's --eval by cache name), run with its defaults."""
     import patterns
     method, settings = unit["method"], unit["data"].get("settings") or {}
     if unit["family"] == "summary" or method == "generate":
-        name, fn, key = harness.run_args(method if unit["family"] == "summary" else DEFAULT_STYLE, corpus=course.corpus)
+        style, order = (method, settings.get("order", "best_first")) if unit["family"] == "summary" \
+            else (DEFAULT_STYLE, "best_first")
+        name, fn, key = harness.run_args(style, order, course.corpus)
         return name, key, fn
     for p in patterns.PATTERNS.values():
         if method in (p.name, p.cache):
@@ -181,33 +131,6 @@ class Reruns:
                           compute)
 
 
-def row_changes(have, got):
-    """What a re-run changes in a row: ["answer 'Tomas Vell' -> 'Edric Vell'", "supported 2 -> 1"]"""
-    out = []
-    for k in (k for k in COMPARED if k in have):   # older rows carry no "status"
-        a, b = have[k], got.get(k)
-        same = (normalize_answer(a or "") == normalize_answer(b or "") if k == "answer"
-                else close(a, b) if isinstance(a, NUM) and isinstance(b, NUM) else a == b)
-        out += [] if same else [f"{k} {a!r} -> {b!r}"]
-    return out
-
-
-def summary_bounds(s, rows):
-    """What a summary's totals cannot be, some of its questions re-run: EM, idk and failed answers at least the
-    re-run rows' and at most theirs plus one per question not re-run; sentences, uncited and unsupported ones at
-    least the re-run rows'."""
-    n, sentences, rest = s["questions"], s["sentences"], s["questions"] - len(rows)
-    total = lambda k: sum(r[k] for r in rows)
-    have = {"em": round(s["answer_em"] * n), "idk": s["idk_answers"], "error": s["failed_answers"],
-            "sentences": sentences, "uncited": round(sentences * (1 - s["cited_sentence_rate"])),
-            "unsupported": round(sentences * (1 - s["citation_recall"]))}
-    least = {"em": total("em"), "idk": total("idk"), "error": total("error"), "sentences": total("sentences"),
-             "uncited": total("sentences") - total("cited"), "unsupported": total("sentences") - total("supported")}
-    out = [f"{k}: {have[k]} in the file, the re-run rows alone give {least[k]}" for k in least if have[k] < least[k]]
-    return out + [f"{k}: {have[k]} in the file, at most {least[k] + rest} with {rest} questions not re-run"
-                  for k in ("em", "idk", "error") if have[k] > least[k] + rest]
-
-
 def rerun_test(units, reruns, n, seed, spec, model_ok):
     """The re-run item of one hand-in -> (score, max score, output lines)."""
     lines, retrieval, model = [], [], []
@@ -233,7 +156,7 @@ def rerun_test(units, reruns, n, seed, spec, model_ok):
     for u in sorted(picked, key=lambda u: (u["file"], u["method"], u["id"])):
         row, problem, note = reruns.row(u, specs[u["file"], u["method"]])
         where = f"{u['file']} {u['method']} {u['id']} ({note})"
-        if u["family"] == "summary":   # no row to compare with: the totals are bounded below, once per file
+        if u["family"] == "summary":   # not compared row by row: the file's totals are bounded, once per file
             groups.setdefault((u["file"], u["method"]), [u["summary"], []])[1].append(row)
             lines.append(f"re-run: {where}: " + (problem or f"answer {row['answer']!r}"))
             continue
@@ -245,7 +168,7 @@ def rerun_test(units, reruns, n, seed, spec, model_ok):
         bad = summary_bounds(summary, [r for r in rows if r]) + (["a re-run failed"] if None in rows else [])
         model.append(not bad)
         lines.append(f"{'differs' if bad else 'reproduced'}: {path} {style} totals against {len(rows)} re-run "
-                     f"question(s) (the file holds no rows)" + (": " + "; ".join(bad) if bad else ""))
+                     f"question(s) (bounds on its summary)" + (": " + "; ".join(bad) if bad else ""))
     lines += [f"not re-run: {why}" for why in skipped]
     allowed, done = math.floor(spec.get("tolerance", 0) * len(model)), retrieval + model
     full = done and all(retrieval) and model.count(False) <= allowed   # nothing re-run: nothing shown to reproduce
@@ -256,44 +179,6 @@ def rerun_test(units, reruns, n, seed, spec, model_ok):
 
 
 # ---- the rubric ----
-
-def rubric_problems(r):
-    """What is wrong with a rubric (format: README, "For instructors"); [] when it can be used."""
-    if not isinstance(r, dict) or not isinstance(r.get("weeks"), list) or not r["weeks"]:
-        return ["a rubric is an object with a non-empty list 'weeks'"]
-    out = [] if isinstance(r.get("rerun", {}).get("points"), NUM) and 0 <= r["rerun"].get("tolerance", 0) <= 1 \
-        else ["'rerun' needs 'points' and a 'tolerance' in [0, 1]"]
-    for i, w in enumerate(r["weeks"]):
-        out += [f"weeks[{i}]: no {k!r}" for k in ("week", "script", "file", "points") if k not in w]
-        out += [f"weeks[{i}].points: unknown item {k!r}" for k in w.get("points", {})
-                if k not in ("valid", "fingerprints", "recomputed")]
-        out += [f"weeks[{i}].thresholds[{j}]: needs name, value, op ({', '.join(OPS)}), than and points"
-                for j, t in enumerate(w.get("thresholds", []))
-                if not {"name", "value", "op", "than", "points"} <= set(t) or t["op"] not in OPS]
-    return out
-
-
-def lookup(data, paths):
-    """A number at a dotted path, the first of several that resolves: ('recall.fused.4.all', report) -> 0.762"""
-    for path in paths if isinstance(paths, list) else [paths]:
-        value = data
-        for key in str(path).split("."):
-            value = value.get(key) if isinstance(value, dict) else None
-        if isinstance(value, NUM):
-            return value
-    return None
-
-
-def threshold(t, data):
-    """(passed, line) for one rubric bar, "value op than" against every number or path in `than`."""
-    value = lookup(data, t["value"])
-    others = [x if isinstance(x, NUM) else lookup(data, x) for x in (t["than"] if isinstance(t["than"], list)
-                                                                      else [t["than"]])]
-    if value is None or None in others:
-        return False, f"the file has no number at {t['value'] if value is None else t['than']}"
-    ok = all(OPS[t["op"]](value, o) for o in others)
-    return ok, f"{value:.3f} {t['op'] if ok else 'is not ' + t['op']} {', '.join(f'{o:.3f}' for o in others)}"
-
 
 def test(name, score, max_score, lines):
     """A Gradescope test; a lost point's reason is the first line of its output."""
@@ -326,36 +211,22 @@ def grade_weeks(rubric, checked, broken=None):
             tests.append(test(f"{label}: {key}", 0 if problems else pts, pts,
                               reason(problems) if problems else [f"ok: {c['path']}"] + c["notes"]))
         for t in w.get("thresholds", []):
-            ok, line = threshold(t, c["figures"]) if not c["valid"] else (False, "no valid file to read it from")
+            ok, line = handin.threshold(t, c["figures"]) if not c["valid"] else (False, "no valid file to read it from")
             tests.append(test(f"{label}: {t['name']}", t["points"] if ok else 0, t["points"], [line]))
     return tests
-
-
-def about(manifest):
-    """The manifest's facts worth a grader's eye, as lines."""
-    if not isinstance(manifest, dict):
-        return ["no manifest.json: not made by handin.py"]
-    git, m = manifest.get("git") or {}, manifest.get("model") or {}
-    changed = [p for p in git.get("changed", []) if p.endswith(".py")]
-    lines = [f"handed in by {manifest.get('student')} on {manifest.get('date')}; git {str(git.get('commit'))[:10]}"
-             + (f", code changed: {', '.join(changed[:8])}" if changed else ", no code changed"),
-             f"model {m.get('engine')} {m.get('model')} gguf sha256 {str(m.get('gguf_sha256'))[:12]}; python "
-             f"{manifest.get('python')}"]
-    off = [f"{k} {v.get('installed')} (pinned {v.get('pinned')})" for k, v in (manifest.get("packages") or {}).items()
-           if isinstance(v, dict) and str(v.get("installed")).split("+")[0] != v.get("pinned")]  # 2.13.0+cpu: same
-    return lines + ([f"packages other than requirements.txt pins: {', '.join(off[:10])}"] if off else [])
 
 
 def grade_student(path, course, rubric, reruns, args, model_ok):
     """One hand-in -> Gradescope results {"score", "tests", "output"}."""
     try:
         manifest, files = handin.read_handin(path)
-    except HandinError as e:
+    except handin.HandinError as e:
         tests = grade_weeks(rubric, [], broken=str(e))
         if args.rerun:
             tests.append(test(rubric["rerun"].get("name", "re-run"), 0, rubric["rerun"]["points"], [str(e)]))
         return {"score": 0, "tests": tests, "output": str(e)}
-    checked = [check_file(entry, raw, manifest, course) for entry, raw in files]
+    checked = [{**check_file(entry, raw, course), "fingerprints": handin.fingerprints(manifest, raw, course)}
+               for entry, raw in files]   # checks.py's checks, then the manifest's fingerprints
     tests = grade_weeks(rubric, checked)
     if args.rerun:
         units = [u for c in checked if not c["valid"] for u in c["units"]]
@@ -363,7 +234,7 @@ def grade_student(path, course, rubric, reruns, args, model_ok):
         tests.append(test(rubric["rerun"].get("name", "re-run"), score, most, lines))
     graded = {c["path"] for c in checked if any(c["script"] == w["script"] for w in rubric["weeks"])}
     extra = [f"{c['path']} ({c['script']}): no rubric week" for c in checked if c["path"] not in graded]
-    notes = about(manifest) + ([f"not graded: {', '.join(extra)}"] if extra else [])
+    notes = handin.about(manifest) + ([f"not graded: {', '.join(extra)}"] if extra else [])
     return {"score": round(sum(t["score"] for t in tests), 2), "tests": tests, "output": "\n".join(notes)}
 
 
@@ -395,19 +266,11 @@ def write_outputs(out, results, rubric):
     return md
 
 
-def handin_name(path):
-    """'handin-ada.tar.gz' -> 'ada'"""
-    name = path.name
-    for suffix in (".tar.gz", ".tgz", ".tar", ".zip"):
-        name = name.removesuffix(suffix)
-    return name.removeprefix("handin-") or path.name
-
-
 def main(argv=None):
     import engine
     ap = argparse.ArgumentParser(description="Grade a folder of hand-ins (handin.py archives or folders).")
     ap.add_argument("submissions", type=Path, help="a folder: one .tar.gz, .zip or folder per student")
-    ap.add_argument("--rubric", type=Path, default=RUBRIC, help="weeks, items and points (rubric.json)")
+    ap.add_argument("--rubric", type=Path, default=handin.RUBRIC, help="weeks, items and points (rubric.json)")
     ap.add_argument("--rerun", type=int, default=0, metavar="N", help="re-run N sampled rows per hand-in (0: none)")
     ap.add_argument("--seed", type=int, default=0, help="which rows are sampled (the same for every hand-in)")
     ap.add_argument("--json", type=Path, help="also write every student's results into this one file")
@@ -421,12 +284,12 @@ def main(argv=None):
         rubric = json.loads(args.rubric.read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
         sys.exit(f"grade: cannot read the rubric {args.rubric}: {e}")
-    if problems := rubric_problems(rubric):
+    if problems := handin.rubric_problems(rubric):
         sys.exit(f"grade: rubric {args.rubric}: {'; '.join(problems)}")
     if not args.submissions.is_dir():
         sys.exit(f"grade: {args.submissions} is not a folder of hand-ins")
     try:
-        course = Course(args.corpus, args.golden, args.model, args.gguf_sha256)
+        course = handin.Course(args.corpus, args.golden, args.model, args.gguf_sha256)
     except (CorpusError, OSError) as e:
         sys.exit(f"grade: {e}")
     out = args.out or args.submissions.with_name(args.submissions.name + "-graded")
@@ -446,7 +309,7 @@ def main(argv=None):
     with tempfile.TemporaryDirectory(prefix="grade-") as scratch:
         reruns = Reruns(course, scratch)
         for path in entries:
-            name = handin_name(path)
+            name = handin.handin_name(path)
             name = name if name not in results else f"{name}-{len(results)}"   # ada.zip beside handin-ada.tar.gz
             try:
                 results[name] = grade_student(path, course, rubric, reruns, args, model_ok)

@@ -5,17 +5,17 @@
     python handin.py --student ada --corpus DIR --golden FILE   # scripts run on another corpus / golden file
 
 Expected output (~3 s, no model loaded): one line per file (the script that wrote it, whether the file says so or
-its shape does, its sha256, and "checks: ok" or the first problem grade.py will find without re-running), one per
-expected file not found (with the command that writes it), the fingerprints, then `wrote handin-<you>.tar.gz`.
-A file that fails a check is handed in all the same.
+its shape does, its sha256, and "checks: ok" or the first problem grade.py will find without re-running:
+checks.check_file), one per expected file not found (with the command that writes it), the fingerprints, then
+`wrote handin-<you>.tar.gz`. A file that fails a check is handed in all the same.
 
 The archive: manifest.json and files/<path>. The manifest records per file the script, command (benchmark.py
 records its own, otherwise inferred from the shape), settings, size and sha256; the model (llm.engine_info() and
 the GGUF's sha256: engine.GGUF_SHA256 for the bundled one, another RAG_GGUF is hashed); the corpus and golden
 fingerprints (sha256 over the .txt/.md files' names and contents, and of the golden file); the installed version
-of every package requirements.txt pins; the git commit and the paths that differ from it.
-The checks (check_file), shared with grade.py: the shape its script writes, and every total recomputed from the
-file's own rows (harness.compare, answers.f1) or, for a file without rows, checked for consistency.
+of every package requirements.txt pins; the git commit and the paths that differ from it. What grade.py reads of a
+hand-in is here too: the archive (read_handin), the manifest against the course's (Course, fingerprints), and the
+rubric (the files it names, whether it can be used, its bars).
 Not handled: files over 50 MB, two files of the same name outside the repository, an Ollama model's digest.
 """
 import argparse
@@ -23,7 +23,6 @@ import getpass
 import hashlib
 import io
 import json
-import math
 import re
 import subprocess
 import sys
@@ -34,41 +33,16 @@ from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
-import harness
-import links
 from cache import portable
-from answers import exact_match, f1
-from generate import DEFAULT_STYLE
-from retrieve import load_golden, sample_golden
+from checks import NUM, Golden, check_file, infer_script, sha256
+from retrieve import CORPUS_DIR, GOLDEN, load_golden
 from vector_index import CorpusError
 
 HERE = Path(__file__).parent
 RUBRIC = HERE / "rubric.json"
-CORPUS_DIR, GOLDEN = HERE / "corpus", HERE / "golden.json"
 MAX_MB = 50
 ARCHIVE = re.compile(r"handin-.*\.(tar\.gz|zip)$")   # our own output: never counted as a change to the tree
-# file shapes -> the script that writes them and its command, for files that do not record their command.
-# Checked in order; a pattern script's file is the one with a key named like a script (flare.py: "flare").
-SHAPES = [({"recall", "n", "chunker", "depth"}, "retrieve.py", "python retrieve.py --eval --json {path}"),
-          ({"recall", "n", "split"}, "chain_eval.py", "python chain_eval.py --split {split} --json {path}"),
-          ({"questions", "sentences", "cited_sentence_rate", "citation_recall"}, "verify_citations.py",
-           "python verify_citations.py --limit {questions} --json {path}"),
-          ({"styles"}, "verify_citations.py", "python verify_citations.py --styles {styles} --json {path}"),
-          ({"settings", "table", "router", "rows"}, "graphrag.py", "python graphrag.py --eval {n} --json {path}"),
-          ({"router", "modes", "settings"}, "router_eval.py", "python router_eval.py --json {path}"),
-          ({"settings", "table", "by_kind", "rows"}, "injection.py", "python injection.py --json {path}")]
-PATTERN_FILE = {"settings", "model", "table", "per_question", "rows"}
-NUM = (int, float)
-ROW_FIELDS = {"id": str, "type": str, "source": str, "answer": (str, type(None)), "em": NUM, "f1": NUM,
-              "doc_recall": NUM, "sentences": int, "cited": int, "supported": int, "citations": int, "precise": int,
-              "invalid": int, "idk": bool, "error": bool, "calls": int, "prompt_tokens": int,
-              "completion_tokens": int, "seconds": NUM, "judge_seconds": NUM}  # question_row (newer rows: "status" too)
-SUMMARY = ("questions", "sentences", "cited_sentence_rate", "invalid_ids", "citation_recall", "citation_precision",
-           "answer_em", "answer_f1", "doc_recall", "idk_answers", "failed_answers", "llm_calls")  # summarize()
-
-
-def sha256(data):
-    return hashlib.sha256(data).hexdigest()
+OPS = {">=": lambda a, b: a >= b, ">": lambda a, b: a > b, "<=": lambda a, b: a <= b, "<": lambda a, b: a < b}
 
 
 def corpus_fingerprint(folder):
@@ -85,269 +59,6 @@ def corpus_fingerprint(folder):
 
 def golden_fingerprint(path):
     return {"sha256": sha256(Path(path).read_bytes())}
-
-
-def infer_script(data, path="PATH"):
-    """(script, command, how it is known) for a results file's JSON: its own recorded command (benchmark.py's
-    run.command), else its shape. {'recall':..,'n':..,'chunker':..,'depth':..} -> ('retrieve.py',
-    'python retrieve.py --eval --json PATH', 'inferred')"""
-    if not isinstance(data, dict):
-        return "unknown", None, "inferred"
-    command = data["run"].get("command") if isinstance(data.get("run"), dict) else None
-    if isinstance(command, str) and len(command.split()) > 1:
-        return Path(command.split()[1]).name, command, "file"
-    rows = data.get("rows") if isinstance(data.get("rows"), dict) else {}
-    fill = {"path": path, "split": data.get("split"), "questions": data.get("questions"),
-            "styles": ",".join(data["styles"]) if isinstance(data.get("styles"), dict) else "",
-            "n": len(next(iter(rows.values()), []))}
-    own = [k for k in data if k not in PATTERN_FILE and (HERE / f"{k}.py").exists()] * (PATTERN_FILE <= set(data))
-    for keys, script, template in [(set(), f"{k}.py", f"python {k}.py --eval {{n}} --json {{path}}")
-                                   for k in own] + SHAPES:
-        if keys <= set(data):
-            return script, template.format(**fill), "inferred"
-    return "unknown", None, "inferred"
-
-
-# ---- the checks a file must pass without a re-run (grade.py adds fingerprints and re-runs) ----
-
-class Golden:
-    """A golden set as the checks read it: its items, by id, and the lcm of their supporting-document counts (a
-    recall averaged over n questions, times n and this, is a whole number of documents)."""
-    def __init__(self, items):
-        self.golden, self.by_id = items, {g["id"]: g for g in items}
-        self.lcm = math.lcm(*{len(g["supporting_docs"]) for g in items})
-
-
-def whole(x):
-    return abs(x - round(x)) < 1e-6 * max(1.0, abs(x))
-
-
-def close(a, b):
-    return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
-
-
-def differences(have, want, path):
-    """Where two nested dicts of numbers differ: ['table.all.flare.answer_f1: 0.6 in the file, 0.4 recomputed']"""
-    if isinstance(want, dict):
-        if not isinstance(have, dict) or set(have) != set(want):
-            return [f"{path}: holds {sorted(have) if isinstance(have, dict) else have!r}, expected {sorted(want)}"]
-        return [d for k in want for d in differences(have[k], want[k], f"{path}.{k}")]
-    ok = isinstance(have, NUM) and isinstance(want, NUM) and close(have, want) or have == want
-    return [] if ok else [f"{path}: {have!r} in the file, {want!r} recomputed"]
-
-
-def row_problem(r):
-    if not isinstance(r, dict):
-        return "not an object"
-    for key, kind in ROW_FIELDS.items():
-        if key not in r or not isinstance(r[key], kind):
-            return f"missing or mistyped {key!r}"
-
-
-def implied_status(r):
-    """The status citations.answer_status gives a row with these counts."""
-    if r["error"] or r["idk"]:
-        return "failed" if r["error"] else "idk"
-    return "unverified" if not r["supported"] else "verified" if r["supported"] == r["sentences"] else "partly verified"
-
-
-def sampled_ids(golden, n):
-    """The question lists a script sampling n golden questions evaluates: of all types, or of one (--split)."""
-    return [[g["id"] for g in sample_golden([g for g in golden if kind in ("all", g["type"])], n)]
-            for kind in ("all", "single", "multi")]
-
-
-def check_rows(data, course):
-    """benchmark.py, the pattern scripts (harness.pattern_main), graphrag.py: rows per method and their table."""
-    table, rows = data.get("table"), data.get("rows")
-    if not isinstance(table, dict) or not isinstance(rows, dict) or not rows:
-        return ["no 'table' and 'rows' objects"], None, data, []
-    valid = [f"rows.{m}[{i}]: {bad}" for m, rs in rows.items() for i, r in enumerate(rs if isinstance(rs, list)
-             else [None]) if (bad := row_problem(r))]
-    if valid or not set(table) <= {"all", "single", "multi"}:
-        return valid or [f"table splits {sorted(table)}: expected all, single, multi"], None, data, []
-    wrong, units = [], []
-    for m, rs in rows.items():
-        for r in rs:
-            item, where = course.by_id.get(r["id"]), f"rows.{m} {r['id']}"
-            if item is None:
-                wrong.append(f"{where}: no such question in the golden set")
-                continue
-            wrong += [f"{where}: {k} {r[k]!r}, the golden set says {item[k]!r}" for k in ("type", "source")
-                      if r[k] != item[k]]
-            if r["answer"] is not None:
-                wrong += [f"{where}: {k} {r[k]:.3f} but its answer {r['answer']!r} scores {x:.3f}"
-                          for k, x in (("em", exact_match(r["answer"], item)), ("f1", f1(r["answer"], item)))
-                          if not close(r[k], x)]
-            wrong += [f"{where}: {a} {r[a]} > {b} {r[b]}" for a, b in (("cited", "sentences"),
-                      ("supported", "sentences"), ("precise", "citations")) if r[a] > r[b]]
-            if "status" in r and r["status"] != implied_status(r):
-                wrong.append(f"{where}: status {r['status']!r}, its counts say {implied_status(r)!r}")
-            units.append({"family": "rows", "method": m, "id": r["id"], "row": r})
-    failed = {(f.get("pattern"), f.get("id")) for f in data.get("failed") or [] if isinstance(f, dict)}
-    asked = data.get("questions")
-    for m, rs in rows.items():
-        ids = [r["id"] for r in rs]
-        lists = [[q for q in asked if (m, q) not in failed]] if isinstance(asked, list) else \
-            sampled_ids(course.golden, len(ids))
-        if ids not in lists:
-            wrong.append(f"rows.{m}: its {len(ids)} questions are not the ones the script samples from the course's "
-                         f"golden set (one added, dropped, swapped or reordered)")
-    if isinstance(asked, list) and asked not in sampled_ids(course.golden, len(asked)):
-        wrong.append(f"questions: not the {len(asked)} the script samples from the golden set")
-    recomputed = harness.compare({m: rs for m, rs in rows.items() if rs}, tuple(table))
-    wrong += differences(table, recomputed, "table")
-    return [], wrong, {**data, "table": recomputed}, units
-
-
-def check_summary(data, course, styles_of_command):
-    """verify_citations.py: citations.summarize() of rows the file does not hold, one per style."""
-    by_style = data["styles"] if isinstance(data.get("styles"), dict) else {styles_of_command[0]: data}
-    valid = [f"{s}: missing or mistyped {k!r}" for s, v in by_style.items() for k in SUMMARY
-             if not isinstance(v, dict) or not isinstance(v.get(k), NUM)]
-    if valid:
-        return valid, None, data, []
-    wrong, units = [], []
-    for style, s in by_style.items():
-        n, sentences = s["questions"], s["sentences"]
-        counts = {"cited_sentence_rate": sentences, "citation_recall": sentences, "answer_em": n, "llm_calls": n,
-                  "doc_recall": n * course.lcm}
-        wrong += [f"{style}: {k} {s[k]} times {max(1, c)} is not a whole count: not what its rows give"
-                  for k, c in counts.items() if not whole(s[k] * max(1, c))]
-        wrong += [f"{style}: {k} {s[k]} is outside [0, 1]" for k in ("cited_sentence_rate", "citation_recall",
-                  "citation_precision", "answer_em", "answer_f1", "doc_recall") if not 0 <= s[k] <= 1]
-        wrong += [f"{style}: {k} {s[k]} > {n} questions" for k in ("idk_answers", "failed_answers") if s[k] > n]
-        if n > len(course.golden):
-            wrong.append(f"{style}: {n} questions, the golden set holds {len(course.golden)}")
-            continue
-        units += [{"family": "summary", "method": style, "id": g["id"], "summary": s}
-                  for g in sample_golden(course.golden, n)]
-    return [], wrong, data, units
-
-
-def split_counts(items):
-    out = {}
-    for g in items:
-        for s in ("all", g["type"], f"{g['source']}/{g['type']}"):
-            out[s] = out.get(s, 0) + 1
-    return out
-
-
-def parts_of(split, keys):
-    """The splits one is made of: all <- single, multi; multi <- hotpotqa/multi, musique/multi; a leaf: []."""
-    if "/" in split:
-        return []
-    return [s for s in ("single", "multi") if s in keys] if split == "all" else [s for s in keys
-                                                                               if s.endswith("/" + split)]
-
-
-def check_retrieval(data, course):
-    """retrieve.py --eval: recall[method][k][split] and n[split], no per-question rows."""
-    recall, n = data.get("recall"), data.get("n")
-    ok = isinstance(recall, dict) and isinstance(n, dict) and all(isinstance(v, int) for v in n.values())
-    ok = ok and all(isinstance(by_k, dict) and all(isinstance(sp, dict) and set(sp) == set(n) and all(
-        isinstance(x, NUM) for x in sp.values()) for sp in by_k.values()) for by_k in recall.values())
-    if not ok:
-        return ["'recall' must map method -> k -> every split of 'n' -> a number"], None, data, []
-    wrong = [f"n.{t}: {n[t]}, its parts add up to {sum(n[s] for s in ps)}" for t in n
-             if (ps := parts_of(t, n)) and sum(n[s] for s in ps) != n[t]]
-    for m, by_k in recall.items():
-        for k, sp in by_k.items():
-            where = f"recall.{m}.{k}"
-            wrong += [f"{where}.{s}: {x} is outside [0, 1]" for s, x in sp.items() if not 0 <= x <= 1]
-            wrong += [f"{where}.{s}: {x} times {n[s]} questions is not a whole count of documents"
-                      for s, x in sp.items() if not whole(x * n[s] * course.lcm)]
-            for t, ps in ((t, parts_of(t, sp)) for t in sp):
-                mean = sum(sp[s] * n[s] for s in ps) / max(1, n[t])
-                if ps and not close(mean, sp[t]):
-                    wrong.append(f"{where}.{t}: {sp[t]:.4f}, its parts average {mean:.4f}")
-        ks = sorted(by_k, key=lambda k: int(k) if k.isdigit() else 0)
-        if m in ("bm25", "dense"):   # their top-k lists are prefixes of each other: recall cannot fall with k
-            wrong += [f"recall.{m}: falls from k={a} to k={b} on {s}" for a, b in zip(ks, ks[1:])
-                      for s in by_k[a] if by_k[b][s] < by_k[a][s] - 1e-9]
-    halves = [course.golden] + [[g for g in course.golden if links.split_of(g) == h] for h in ("dev", "test")]
-    items = next((p for base in halves for p in (base, base[:n.get("all", 0)]) if split_counts(p) == n), None)
-    if items is None:
-        wrong.append(f"n {n} matches no part of the golden set that retrieve.py --eval scores "
-                     f"(all, a --split half, the first --limit)")
-    units = [{"family": "retrieval", "method": "eval", "id": "all", "items": items}] if items else []
-    return [], wrong, data, units
-
-
-def check_file(entry, raw, course):
-    """One file (its manifest entry and bytes) against the course's Golden -> {"path", "script", "valid": [problems],
-    "recomputed": [problems] or None (nothing to recompute), "figures" (recomputed where possible), "units" (what
-    grade.py may re-run), "notes"}."""
-    out = {"path": entry.get("path"), "script": entry.get("script"), "valid": [], "notes": [],
-           "recomputed": None, "figures": None, "units": []}
-    if raw is None:
-        out["valid"].append(f"{entry.get('path')} is in the manifest but not in the archive")
-        return out
-    if entry.get("sha256") and entry["sha256"] != sha256(raw):
-        out["valid"].append(f"sha256 {sha256(raw)[:12]} is not the manifest's {entry['sha256'][:12]}: "
-                            f"edited after handin.py ran")
-    try:
-        data = json.loads(raw)
-    except ValueError as e:
-        out["valid"].append(f"bad JSON: {e}")
-        return out
-    script, command, _ = infer_script(data, entry.get("path"))
-    if out["script"] in (None, "unknown"):
-        out["script"] = script
-    elif script not in ("unknown", out["script"]):
-        out["notes"].append(f"the manifest says {out['script']}, its shape says {script}")
-    command = entry.get("command") or command or ""
-    styles = command.split("--styles", 1)[1].split()[0].split(",") if "--styles" in command else [DEFAULT_STYLE]
-    if out["script"] == "retrieve.py":
-        found = check_retrieval(data, course)
-    elif out["script"] == "verify_citations.py":
-        found = check_summary(data, course, styles)
-    elif isinstance(data, dict) and {"table", "rows"} <= set(data) and out["script"] != "injection.py":
-        found = check_rows(data, course)
-    else:
-        found = ([] if isinstance(data, dict) else ["not a JSON object"], None, data, [])
-    out["valid"] += found[0]
-    out["recomputed"], out["figures"] = found[1], found[2]
-    out["units"] = [{**u, "file": out["path"], "data": data} for u in found[3]]
-    return out
-
-
-# ---- the archive ----
-
-class HandinError(Exception):
-    """A hand-in that cannot be read at all (a corrupted archive): one line, zero for every item."""
-
-
-def read_handin(path):
-    """An archive or folder -> (manifest or None, [(manifest entry, bytes or None)]). HandinError when unreadable."""
-    path = Path(path)
-    try:
-        if path.is_dir():
-            members = {p.relative_to(path).as_posix(): p.read_bytes() for p in path.rglob("*") if p.is_file()}
-        elif path.suffix == ".zip":
-            with zipfile.ZipFile(path) as z:
-                members = {n: z.read(n) for n in z.namelist() if not n.endswith("/")}
-        else:
-            with tarfile.open(path, "r:*") as t:
-                members = {m.name: t.extractfile(m).read() for m in t.getmembers() if m.isfile()}
-    except (OSError, EOFError, ValueError, tarfile.TarError, zipfile.BadZipFile, zlib.error) as e:
-        raise HandinError(f"cannot open {path.name}: {type(e).__name__}: {e}") from None
-    try:
-        manifest = json.loads(members.pop("manifest.json", b"null"))
-    except ValueError:
-        manifest = None
-    manifest = manifest if isinstance(manifest, dict) else None
-    entries = (manifest or {}).get("files") or []
-    listed = {e.get("archived_as") for e in entries}
-    for name in sorted(n for n in members if n.endswith(".json") and n not in listed):  # a folder without manifest
-        entries.append({"path": name.removeprefix("files/"), "archived_as": name})
-    return manifest, [(e, members.get(e.get("archived_as"))) for e in entries]
-
-
-def default_files(rubric=RUBRIC):
-    """The results files rubric.json's weeks expect, as the README's commands write them: [(path, command)]."""
-    weeks = json.loads(Path(rubric).read_text(encoding="utf-8"))["weeks"]
-    return [(HERE / w["file"], w.get("command")) for w in weeks]
 
 
 def model_info():
@@ -431,6 +142,137 @@ def write_archive(out, manifest, blobs):
             info.size, info.mtime = len(data), 0
             t.addfile(info, io.BytesIO(data))
     return out
+
+
+# ---- reading a hand-in (grade.py) ----
+
+class HandinError(Exception):
+    """A hand-in that cannot be read at all (a corrupted archive): one line, zero for every item."""
+
+
+def read_handin(path):
+    """An archive or folder -> (manifest or None, [(manifest entry, bytes or None)]). HandinError when unreadable."""
+    path = Path(path)
+    try:
+        if path.is_dir():
+            members = {p.relative_to(path).as_posix(): p.read_bytes() for p in path.rglob("*") if p.is_file()}
+        elif path.suffix == ".zip":
+            with zipfile.ZipFile(path) as z:
+                members = {n: z.read(n) for n in z.namelist() if not n.endswith("/")}
+        else:
+            with tarfile.open(path, "r:*") as t:
+                members = {m.name: t.extractfile(m).read() for m in t.getmembers() if m.isfile()}
+    except (OSError, EOFError, ValueError, tarfile.TarError, zipfile.BadZipFile, zlib.error) as e:
+        raise HandinError(f"cannot open {path.name}: {type(e).__name__}: {e}") from None
+    try:
+        manifest = json.loads(members.pop("manifest.json", b"null"))
+    except ValueError:
+        manifest = None
+    manifest = manifest if isinstance(manifest, dict) else None
+    entries = (manifest or {}).get("files") or []
+    listed = {e.get("archived_as") for e in entries}
+    for name in sorted(n for n in members if n.endswith(".json") and n not in listed):  # a folder without manifest
+        entries.append({"path": name.removeprefix("files/"), "archived_as": name})
+    return manifest, [(e, members.get(e.get("archived_as"))) for e in entries]
+
+
+def handin_name(path):
+    """'handin-ada.tar.gz' -> 'ada'"""
+    name = path.name
+    for suffix in (".tar.gz", ".tgz", ".tar", ".zip"):
+        name = name.removesuffix(suffix)
+    return name.removeprefix("handin-") or path.name
+
+
+def about(manifest):
+    """The manifest's facts worth a grader's eye, as lines."""
+    if not isinstance(manifest, dict):
+        return ["no manifest.json: not made by handin.py"]
+    git, m = manifest.get("git") or {}, manifest.get("model") or {}
+    changed = [p for p in git.get("changed", []) if p.endswith(".py")]
+    lines = [f"handed in by {manifest.get('student')} on {manifest.get('date')}; git {str(git.get('commit'))[:10]}"
+             + (f", code changed: {', '.join(changed[:8])}" if changed else ", no code changed"),
+             f"model {m.get('engine')} {m.get('model')} gguf sha256 {str(m.get('gguf_sha256'))[:12]}; python "
+             f"{manifest.get('python')}"]
+    off = [f"{k} {v.get('installed')} (pinned {v.get('pinned')})" for k, v in (manifest.get("packages") or {}).items()
+           if isinstance(v, dict) and str(v.get("installed")).split("+")[0] != v.get("pinned")]  # 2.13.0+cpu: same
+    return lines + ([f"packages other than requirements.txt pins: {', '.join(off[:10])}"] if off else [])
+
+
+class Course(Golden):
+    """What hand-ins are graded against: the course's corpus, golden set (checks.Golden) and model, fingerprinted."""
+    def __init__(self, corpus, golden, model, gguf_sha256):
+        super().__init__(load_golden(golden))
+        self.corpus, self.model, self.gguf_sha256 = Path(corpus), model, gguf_sha256
+        self.corpus_print, self.golden_print = corpus_fingerprint(corpus), golden_fingerprint(golden)
+
+
+def fingerprints(manifest, raw, course):
+    """What in the manifest (and the file's own "model") is not the course's corpus, golden set and model."""
+    if not isinstance(manifest, dict):
+        return ["no manifest.json (not made by handin.py): corpus, golden set and model unknown"]
+    try:
+        data = json.loads(raw or b"")
+    except ValueError:
+        data = None
+    out, have = [], {k: manifest.get(k) or {} for k in ("corpus", "golden", "model")}
+    for k, want in (("corpus", course.corpus_print), ("golden", course.golden_print)):
+        if have[k].get("sha256") != want["sha256"]:
+            out.append(f"{k} {have[k].get('path')} has sha256 {str(have[k].get('sha256'))[:12]}, the course's "
+                       f"{want['sha256'][:12]}: run on another {k}")
+    model = data.get("model") if isinstance(data, dict) and isinstance(data.get("model"), dict) else have["model"]
+    if model.get("model") != course.model:
+        out.append(f"model {model.get('model')!r}, the course's {course.model!r}")
+    sha = have["model"].get("gguf_sha256")
+    if sha and course.gguf_sha256 and sha != course.gguf_sha256 and have["model"].get("model") == model.get("model"):
+        out.append(f"GGUF sha256 {sha[:12]}, the course's {course.gguf_sha256[:12]}: other weights")
+    return out
+
+
+# ---- the rubric (rubric.json) ----
+
+def default_files(rubric=RUBRIC):
+    """The results files rubric.json's weeks expect, as the README's commands write them: [(path, command)]."""
+    weeks = json.loads(Path(rubric).read_text(encoding="utf-8"))["weeks"]
+    return [(HERE / w["file"], w.get("command")) for w in weeks]
+
+
+def rubric_problems(r):
+    """What is wrong with a rubric (format: README, "For instructors"); [] when it can be used."""
+    if not isinstance(r, dict) or not isinstance(r.get("weeks"), list) or not r["weeks"]:
+        return ["a rubric is an object with a non-empty list 'weeks'"]
+    out = [] if isinstance(r.get("rerun", {}).get("points"), NUM) and 0 <= r["rerun"].get("tolerance", 0) <= 1 \
+        else ["'rerun' needs 'points' and a 'tolerance' in [0, 1]"]
+    for i, w in enumerate(r["weeks"]):
+        out += [f"weeks[{i}]: no {k!r}" for k in ("week", "script", "file", "points") if k not in w]
+        out += [f"weeks[{i}].points: unknown item {k!r}" for k in w.get("points", {})
+                if k not in ("valid", "fingerprints", "recomputed")]
+        out += [f"weeks[{i}].thresholds[{j}]: needs name, value, op ({', '.join(OPS)}), than and points"
+                for j, t in enumerate(w.get("thresholds", []))
+                if not {"name", "value", "op", "than", "points"} <= set(t) or t["op"] not in OPS]
+    return out
+
+
+def lookup(data, paths):
+    """A number at a dotted path, the first of several that resolves: ('recall.fused.4.all', report) -> 0.762"""
+    for path in paths if isinstance(paths, list) else [paths]:
+        value = data
+        for key in str(path).split("."):
+            value = value.get(key) if isinstance(value, dict) else None
+        if isinstance(value, NUM):
+            return value
+    return None
+
+
+def threshold(t, data):
+    """(passed, line) for one rubric bar, "value op than" against every number or path in `than`."""
+    value = lookup(data, t["value"])
+    others = [x if isinstance(x, NUM) else lookup(data, x) for x in (t["than"] if isinstance(t["than"], list)
+                                                                      else [t["than"]])]
+    if value is None or None in others:
+        return False, f"the file has no number at {t['value'] if value is None else t['than']}"
+    ok = all(OPS[t["op"]](value, o) for o in others)
+    return ok, f"{value:.3f} {t['op'] if ok else 'is not ' + t['op']} {', '.join(f'{o:.3f}' for o in others)}"
 
 
 def main(argv=None):

@@ -9,7 +9,8 @@ do not support their sentence; over a run, ALCE-style citation recall and precis
 Expected output: the settings, a progress bar, then one row per prompt style: questions, sentences,
 cited-sentence rate, invalid IDs, citation recall, citation precision, answer F1, seconds per question
 (generation) and judge seconds per sentence; ~30 s per question on the embedded engine the first
-time, much less on a rerun (verdicts are cached by judge.py).
+time, much less on a rerun (verdicts are cached by judge.py). --json writes the summary (one style: at the top;
+several: under "styles"), the "settings" (styles, order) and the "rows" per style it is summarize()d from.
 
 The checking itself is citations.py (verify: one judge call per citation, ALCE's definitions); the loop over
 golden questions, with its caches, is harness.py.
@@ -27,6 +28,7 @@ from retrieve import CORPUS_DIR, GOLDEN, eval_items
 from vector_index import CorpusError
 
 TIMING_FIELDS = ("seconds_per_question", "seconds_p50", "judge_seconds_per_sentence")  # wall clock: differ run to run
+ROW_TIMING = ("seconds", "judge_seconds")   # the same in the rows
 
 
 def main():
@@ -53,7 +55,8 @@ def main():
             result = generate(args.ask, order=args.order, style=styles[0], corpus=args.corpus)
             return print_answer(result, verify(result))
         items = eval_items(args.golden, args.limit, args.corpus)
-        summaries = {s: summarize(run(items, s, args.order, args.corpus, args.fresh)) for s in styles}
+        rows = {s: run(items, s, args.order, args.corpus, args.fresh) for s in styles}
+        summaries = {s: summarize(rs) for s, rs in rows.items()}
     except (CorpusError, llm.LLMError) as e:
         sys.exit(f"verify_citations: {e}")
     print_table(summaries)
@@ -61,7 +64,10 @@ def main():
         args.json.parent.mkdir(parents=True, exist_ok=True)
         if args.no_timing:
             summaries = {k: {f: x for f, x in v.items() if f not in TIMING_FIELDS} for k, v in summaries.items()}
+            rows = {k: [{f: x for f, x in r.items() if f not in ROW_TIMING} for r in rs] for k, rs in rows.items()}
         data = summaries[styles[0]] if len(styles) == 1 else {"styles": summaries}
+        # the rows each summary is made of (citations.summarize(rows)): grade.py recomputes the summary from them
+        data = {**data, "settings": {"styles": styles, "order": args.order}, "rows": rows}
         args.json.write_text(json.dumps(data, indent=1) + "\n")
         print(f"wrote {args.json}")
 

@@ -20,6 +20,8 @@ import pytest
 
 import benchmark
 import cache
+import checks
+import citations
 import grade
 import handin
 import harness
@@ -126,11 +128,11 @@ def test_a_correct_hand_in_gets_full_marks_and_its_rows_are_really_re_run(lab, c
     assert made_by == {"retrieval.json": ("retrieve.py", "inferred"), "benchmark.json": ("benchmark.py", "file"),
                        "citations.json": ("verify_citations.py", "inferred")}
     assert by_path["citations.json"]["command"].startswith("python verify_citations.py --limit 4 ")
-    assert by_path["citations.json"]["sha256"] == handin.sha256((lab["results"] / "citations.json").read_bytes())
+    assert by_path["citations.json"]["sha256"] == checks.sha256((lab["results"] / "citations.json").read_bytes())
     copy = shutil.copytree(corpus, tmp_path / "elsewhere" / "corpus", ignore=shutil.ignore_patterns(".*"))
     assert manifest["corpus"] == {"path": str(corpus.resolve()), **handin.corpus_fingerprint(copy)}
     assert manifest["corpus"]["files"] == 9
-    assert manifest["golden"]["sha256"] == handin.sha256(lab["golden"].read_bytes())
+    assert manifest["golden"]["sha256"] == checks.sha256(lab["golden"].read_bytes())
     assert manifest["model"]["model"] == "scripted" and manifest["packages"]["torch"]["pinned"] == "2.13.0"
     assert re.fullmatch(r"[0-9a-f]{40}", manifest["git"]["commit"])
 
@@ -182,6 +184,35 @@ def test_an_edited_total_is_caught(lab, corpus, tmp_path):
     assert "edited after handin.py ran" in lost(results["t4"])["week 4 verify_citations.py: valid"]
     for r in results.values():   # nothing else lost
         assert len({n.split(":")[0] for n in lost(r)}) == 1, lost(r)
+
+
+def test_a_verify_citations_summary_is_recomputed_from_its_rows(lab, corpus, tmp_path):
+    """verify_citations.py --json holds its rows: citation precision edited to another share (no count it must be
+    whole against) is caught by citations.summarize(rows); with the rows taken out (an older file) only the
+    consistency checks apply: the same edit passes them, an edited citation recall does not."""
+    subs, rows = tmp_path / "subs", json.loads((lab["results"] / "citations.json").read_text())["rows"]
+    made = citations.summarize(rows["json"])
+    other = 0.5 if made["citation_precision"] != 0.5 else 0.25
+
+    def precision(d):
+        d["citation_precision"] = other
+
+    def precision_without_rows(d):
+        precision(d)
+        del d["rows"], d["settings"]
+
+    def recall_without_rows(d):
+        d["citation_recall"] = min(1.0, d["citation_recall"] + 0.01) if d["citation_recall"] < 1 else 0.99
+        del d["rows"], d["settings"]
+    for student, change in (("r1", precision), ("r2", precision_without_rows), ("r3", recall_without_rows)):
+        hand_in(lab, corpus, subs, student, edited(lab, "citations.json", change))
+    results = grade_all(lab, corpus, subs, rerun=0)[0]
+    assert set(lost(results["r1"])) == {"week 4 verify_citations.py: recomputed"}
+    why = lost(results["r1"])["week 4 verify_citations.py: recomputed"]
+    assert f"json.citation_precision: {other!r} in the file, {made['citation_precision']!r} recomputed" in why
+    assert not lost(results["r2"]) and results["r2"]["score"] == FULL - 4   # FULL holds the re-run's 4 points
+    assert "citation_recall" in lost(results["r3"])["week 4 verify_citations.py: recomputed"]
+    assert "not a whole count" in lost(results["r3"])["week 4 verify_citations.py: recomputed"]
 
 
 def test_a_fabricated_row_is_caught(lab, corpus, golden_path, tmp_path):
@@ -244,19 +275,19 @@ def test_the_default_rubric_matches_the_readme_and_reads_the_committed_results()
     """rubric.json: usable, each week's script in that week of the README's file table, and every bar's paths
     found in the lab's own committed results file (so an edit to a script's output shows here)."""
     rubric = json.loads((ROOT / "rubric.json").read_text())
-    assert grade.rubric_problems(rubric) == []
+    assert handin.rubric_problems(rubric) == []
     readme = (ROOT / "README.md").read_text()
     table = readme[readme.index("## The files, in week order"):readme.index("## Retrieval")]
     weeks = {f: line.split("|")[1].strip() for line in table.splitlines() for f in re.findall(r"`(\w+\.py)`", line)}
     for w in rubric["weeks"]:
         assert weeks[w["script"]] == w["week"], w["script"]
         data = json.loads((ROOT / w["file"]).read_text())
-        assert handin.infer_script(data)[0] == w["script"]
+        assert checks.infer_script(data)[0] == w["script"]
         for t in w["thresholds"]:
             than = t["than"] if isinstance(t["than"], list) else [t["than"]]
-            assert grade.lookup(data, t["value"]) is not None and all(
-                isinstance(x, (int, float)) or grade.lookup(data, x) is not None for x in than), t["name"]
-    assert grade.rubric_problems({"weeks": [{"week": "2", "points": {"speed": 1}}]})  # a broken rubric is named
+            assert handin.lookup(data, t["value"]) is not None and all(
+                isinstance(x, (int, float)) or handin.lookup(data, x) is not None for x in than), t["name"]
+    assert handin.rubric_problems({"weeks": [{"week": "2", "points": {"speed": 1}}]})  # a broken rubric is named
 
 
 @pytest.mark.slow

@@ -341,3 +341,42 @@ def test_verify_cli_builds_the_index_of_a_new_corpus(own_corpus, golden_path, fr
     assert "embedded now" in capsys.readouterr().out
     report = json.loads(out.read_text())
     assert report["questions"] == 2 and report["sentences"] == 2 and report["cited_sentence_rate"] == 1.0
+
+
+def test_verify_cli_json_holds_the_rows_its_summary_is_made_of(own_corpus, golden_path, fresh_cache, monkeypatch,
+                                                               tmp_path):
+    """--json writes each style's rows (harness.run's) beside its summary, and the style and order: the summary is
+    citations.summarize(rows), figure for figure (grade.py recomputes it so); --no-timing leaves the wall clock out
+    of the rows too."""
+    import sys
+
+    import retrieve
+
+    def model(messages, schema):
+        if schema is None:   # the text style
+            return "Answer: Tomas Vell\nTomas Vell designed it [S1]. It was GOOD work [S2]."
+        if "sentences" in json.dumps(schema):
+            return '{"sentences": [{"text": "Tomas Vell designed it.", "sources": ["S1"]}], "answer": "Tomas Vell"}'
+        return good_judge(messages, schema)
+
+    def written(*flags):
+        out = tmp_path / f"v{len(flags)}.json"
+        monkeypatch.setattr(sys, "argv", ["verify_citations.py", "--corpus", str(own_corpus), "--golden",
+                                          str(golden_path), "--limit", "3", "--json", str(out), *flags])
+        with llm.use_model(llm.ScriptedModel(model)):
+            verify_citations.main()
+        return json.loads(out.read_text())
+    both = written("--styles", "json,text")
+    assert set(both) == {"styles", "settings", "rows"}
+    assert both["settings"] == {"styles": ["json", "text"], "order": "best_first"}
+    ids = [g["id"] for g in retrieve.sample_golden(retrieve.load_golden(golden_path), 3)]
+    for style in ("json", "text"):
+        assert [r["id"] for r in both["rows"][style]] == ids
+        assert citations.summarize(both["rows"][style]) == both["styles"][style]
+    assert [both["styles"][s]["sentences"] for s in ("json", "text")] == [3, 6]   # one reply each, every question
+    one = written("--no-timing")
+    untimed = [{k: v for k, v in r.items() if k not in verify_citations.ROW_TIMING} for r in both["rows"]["json"]]
+    assert one["rows"] == {"json": untimed} and one["settings"] == {"styles": ["json"], "order": "best_first"}
+    full = citations.summarize(both["rows"]["json"])
+    assert {k: v for k, v in one.items() if k not in ("rows", "settings")} == {
+        k: v for k, v in full.items() if k not in verify_citations.TIMING_FIELDS}

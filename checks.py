@@ -1,0 +1,335 @@
+"""What a results file must be, per script: the checks handin.py prints before it bundles a file and grade.py
+grades with (grade.py adds the fingerprints and the re-runs).
+
+    c = check_file({"path": "results/retrieval.json"}, raw_bytes, Golden(load_golden("golden.json")))
+    c["script"], c["valid"], c["recomputed"]   # -> 'retrieve.py', [], [] (lists of problems)
+
+- script: its own recorded command (benchmark.py), else its shape (infer_script);
+- valid: the shape its script writes (every row field citations.summarize() needs, the summary's figures, recall per
+  method, k and split) and the manifest's sha256;
+- recomputed: from the file's rows where it has them (each row's EM/F1 from its answer, its counts and status, the
+  questions the script samples, then harness.compare() or, for verify_citations.py, citations.summarize() of them);
+  otherwise consistency (older verify_citations.py files, retrieve.py --eval): rates times counts whole and in
+  range, splits that average to their parents, counts a part of the golden set has; bars read recomputed figures;
+- a file against its re-run: the fields a re-made row must reproduce (row_changes), the bounds re-run questions put
+  on a summary without rows (summary_bounds).
+Not handled: scripts without a shape here (router_eval.py, injection.py: valid only).
+"""
+import hashlib
+import json
+import math
+from pathlib import Path
+
+import harness
+import links
+from answers import exact_match, f1, normalize_answer
+from citations import summarize
+from generate import DEFAULT_STYLE
+from retrieve import sample_golden
+from verify_citations import ROW_TIMING
+
+HERE = Path(__file__).parent
+# file shapes -> the script that writes them and its command, for files that do not record their command.
+# Checked in order; a pattern script's file is the one with a key named like a script (flare.py: "flare").
+SHAPES = [({"recall", "n", "chunker", "depth"}, "retrieve.py", "python retrieve.py --eval --json {path}"),
+          ({"recall", "n", "split"}, "chain_eval.py", "python chain_eval.py --split {split} --json {path}"),
+          ({"questions", "sentences", "cited_sentence_rate", "citation_recall"}, "verify_citations.py",
+           "python verify_citations.py --limit {questions} --json {path}"),
+          ({"styles"}, "verify_citations.py", "python verify_citations.py --styles {styles} --json {path}"),
+          ({"settings", "table", "router", "rows"}, "graphrag.py", "python graphrag.py --eval {n} --json {path}"),
+          ({"router", "modes", "settings"}, "router_eval.py", "python router_eval.py --json {path}"),
+          ({"settings", "table", "by_kind", "rows"}, "injection.py", "python injection.py --json {path}")]
+PATTERN_FILE = {"settings", "model", "table", "per_question", "rows"}
+NUM = (int, float)
+ROW_FIELDS = {"id": str, "type": str, "source": str, "answer": (str, type(None)), "em": NUM, "f1": NUM,
+              "doc_recall": NUM, "sentences": int, "cited": int, "supported": int, "citations": int, "precise": int,
+              "invalid": int, "idk": bool, "error": bool, "calls": int, "prompt_tokens": int,
+              "completion_tokens": int, "seconds": NUM, "judge_seconds": NUM}  # question_row (newer rows: "status" too)
+COMPARED = ("answer", "em", "f1", "doc_recall", "sentences", "cited", "supported", "citations", "precise", "invalid",
+            "idk", "error", "status")   # a re-run row against the student's: what the model and retrieval decide
+SUMMARY = ("questions", "sentences", "cited_sentence_rate", "invalid_ids", "citation_recall", "citation_precision",
+           "answer_em", "answer_f1", "doc_recall", "idk_answers", "failed_answers", "llm_calls")  # summarize()
+
+
+def sha256(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def infer_script(data, path="PATH"):
+    """(script, command, how it is known) for a results file's JSON: its own recorded command (benchmark.py's
+    run.command), else its shape. {'recall':..,'n':..,'chunker':..,'depth':..} -> ('retrieve.py',
+    'python retrieve.py --eval --json PATH', 'inferred')"""
+    if not isinstance(data, dict):
+        return "unknown", None, "inferred"
+    command = data["run"].get("command") if isinstance(data.get("run"), dict) else None
+    if isinstance(command, str) and len(command.split()) > 1:
+        return Path(command.split()[1]).name, command, "file"
+    rows = data.get("rows") if isinstance(data.get("rows"), dict) else {}
+    fill = {"path": path, "split": data.get("split"), "questions": data.get("questions"),
+            "styles": ",".join(data["styles"]) if isinstance(data.get("styles"), dict) else "",
+            "n": len(next(iter(rows.values()), []))}
+    own = [k for k in data if k not in PATTERN_FILE and (HERE / f"{k}.py").exists()] * (PATTERN_FILE <= set(data))
+    for keys, script, template in [(set(), f"{k}.py", f"python {k}.py --eval {{n}} --json {{path}}")
+                                   for k in own] + SHAPES:
+        if keys <= set(data):
+            return script, template.format(**fill), "inferred"
+    return "unknown", None, "inferred"
+
+
+# ---- the checks ----
+
+class Golden:
+    """A golden set as the checks read it: its items, by id, and the lcm of their supporting-document counts (a
+    recall averaged over n questions, times n and this, is a whole number of documents)."""
+    def __init__(self, items):
+        self.golden, self.by_id = items, {g["id"]: g for g in items}
+        self.lcm = math.lcm(*{len(g["supporting_docs"]) for g in items})
+
+
+def whole(x):
+    return abs(x - round(x)) < 1e-6 * max(1.0, abs(x))
+
+
+def close(a, b):
+    return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+
+
+def differences(have, want, path):
+    """Where two nested dicts of numbers differ: ['table.all.flare.answer_f1: 0.6 in the file, 0.4 recomputed']"""
+    if isinstance(want, dict):
+        if not isinstance(have, dict) or set(have) != set(want):
+            return [f"{path}: holds {sorted(have) if isinstance(have, dict) else have!r}, expected {sorted(want)}"]
+        return [d for k in want for d in differences(have[k], want[k], f"{path}.{k}")]
+    ok = isinstance(have, NUM) and isinstance(want, NUM) and close(have, want) or have == want
+    return [] if ok else [f"{path}: {have!r} in the file, {want!r} recomputed"]
+
+
+def row_problem(r, optional=()):
+    """Why a row is not one citations.question_row makes (None when it is); `optional` fields may be absent."""
+    if not isinstance(r, dict):
+        return "not an object"
+    for key, kind in ROW_FIELDS.items():
+        if key in r and not isinstance(r[key], kind) or key not in r and key not in optional:
+            return f"missing or mistyped {key!r}"
+
+
+def implied_status(r):
+    """The status citations.answer_status gives a row with these counts."""
+    if r["error"] or r["idk"]:
+        return "failed" if r["error"] else "idk"
+    return "unverified" if not r["supported"] else "verified" if r["supported"] == r["sentences"] else "partly verified"
+
+
+def sampled_ids(golden, n):
+    """The question lists a script sampling n golden questions evaluates: of all types, or of one (--split)."""
+    return [[g["id"] for g in sample_golden([g for g in golden if kind in ("all", g["type"])], n)]
+            for kind in ("all", "single", "multi")]
+
+
+def row_checks(data, rows, course, optional=()):
+    """{method: rows} -> (shape problems, problems with what the rows say or None): each row's question, type and
+    source are the golden set's, its EM and F1 its answer's, its counts and status agree; each method's questions
+    are those the script samples (benchmark.py: its "questions" less its "failed")."""
+    valid = [f"rows.{m}[{i}]: {bad}" for m, rs in rows.items() for i, r in enumerate(rs if isinstance(rs, list)
+             else [None]) if (bad := row_problem(r, optional))]
+    if valid:
+        return valid, None
+    wrong = []
+    for m, rs in rows.items():
+        for r in rs:
+            item, where = course.by_id.get(r["id"]), f"rows.{m} {r['id']}"
+            if item is None:
+                wrong.append(f"{where}: no such question in the golden set")
+                continue
+            wrong += [f"{where}: {k} {r[k]!r}, the golden set says {item[k]!r}" for k in ("type", "source")
+                      if r[k] != item[k]]
+            if r["answer"] is not None:
+                wrong += [f"{where}: {k} {r[k]:.3f} but its answer {r['answer']!r} scores {x:.3f}"
+                          for k, x in (("em", exact_match(r["answer"], item)), ("f1", f1(r["answer"], item)))
+                          if not close(r[k], x)]
+            wrong += [f"{where}: {a} {r[a]} > {b} {r[b]}" for a, b in (("cited", "sentences"),
+                      ("supported", "sentences"), ("precise", "citations")) if r[a] > r[b]]
+            if "status" in r and r["status"] != implied_status(r):
+                wrong.append(f"{where}: status {r['status']!r}, its counts say {implied_status(r)!r}")
+    failed = {(f.get("pattern"), f.get("id")) for f in data.get("failed") or [] if isinstance(f, dict)}
+    asked = data.get("questions")
+    for m, rs in rows.items():
+        ids = [r["id"] for r in rs]
+        lists = [[q for q in asked if (m, q) not in failed]] if isinstance(asked, list) else \
+            sampled_ids(course.golden, len(ids))
+        if ids not in lists:
+            wrong.append(f"rows.{m}: its {len(ids)} questions are not the ones the script samples from the course's "
+                         f"golden set (one added, dropped, swapped or reordered)")
+    if isinstance(asked, list) and asked not in sampled_ids(course.golden, len(asked)):
+        wrong.append(f"questions: not the {len(asked)} the script samples from the golden set")
+    return [], wrong
+
+
+def check_rows(data, course):
+    """benchmark.py, the pattern scripts (harness.pattern_main), graphrag.py: rows per method and their table."""
+    table, rows = data.get("table"), data.get("rows")
+    if not isinstance(table, dict) or not isinstance(rows, dict) or not rows:
+        return ["no 'table' and 'rows' objects"], None, data, []
+    valid, wrong = row_checks(data, rows, course)
+    if valid or not set(table) <= {"all", "single", "multi"}:
+        return valid or [f"table splits {sorted(table)}: expected all, single, multi"], None, data, []
+    recomputed = harness.compare({m: rs for m, rs in rows.items() if rs}, tuple(table))
+    units = [{"family": "rows", "method": m, "id": r["id"], "row": r} for m, rs in rows.items() for r in rs
+             if r["id"] in course.by_id]
+    return [], wrong + differences(table, recomputed, "table"), {**data, "table": recomputed}, units
+
+
+def check_summary(data, course, styles_of_command):
+    """verify_citations.py: citations.summarize() per style, recomputed from the file's rows ("rows": {style: rows})
+    or, in an older file without them, checked for consistency: every rate times its count is whole, in [0, 1]."""
+    rows, several = data.get("rows"), isinstance(data.get("styles"), dict)
+    one = next(iter(rows)) if isinstance(rows, dict) and len(rows) == 1 else styles_of_command[0]
+    by_style = data["styles"] if several else {one: data}
+    valid = [f"{s}: missing or mistyped {k!r}" for s, v in by_style.items() for k in SUMMARY
+             if not isinstance(v, dict) or not isinstance(v.get(k), NUM)]
+    if not valid and rows is not None and (not isinstance(rows, dict) or set(rows) != set(by_style)):
+        valid = [f"rows: {sorted(rows) if isinstance(rows, dict) else rows!r}, not one list per style "
+                 f"({', '.join(by_style)})"]
+    wrong, units, made = [], [], {}
+    if not valid and rows is not None:   # --no-timing files: no wall-clock fields in the rows either
+        valid, wrong = row_checks(data, rows, course, optional=ROW_TIMING)
+    if valid:
+        return valid, None, data, []
+    for style, s in by_style.items():
+        n, sentences = s["questions"], s["sentences"]
+        if rows is not None:
+            full = summarize([{**dict.fromkeys(ROW_TIMING, 0), **r} for r in rows[style]])
+            made[style] = {k: v for k, v in full.items() if k in s}   # --no-timing: no timing figures to compare
+            wrong += differences({k: s[k] for k in made[style]}, made[style], style)
+        else:
+            counts = {"cited_sentence_rate": sentences, "citation_recall": sentences, "answer_em": n, "llm_calls": n,
+                      "doc_recall": n * course.lcm}
+            wrong += [f"{style}: {k} {s[k]} times {max(1, c)} is not a whole count: not what its rows give"
+                      for k, c in counts.items() if not whole(s[k] * max(1, c))]
+            wrong += [f"{style}: {k} {s[k]} is outside [0, 1]" for k in ("cited_sentence_rate", "citation_recall",
+                      "citation_precision", "answer_em", "answer_f1", "doc_recall") if not 0 <= s[k] <= 1]
+            wrong += [f"{style}: {k} {s[k]} > {n} questions" for k in ("idk_answers", "failed_answers") if s[k] > n]
+        if n > len(course.golden):
+            wrong.append(f"{style}: {n} questions, the golden set holds {len(course.golden)}")
+            continue
+        units += [{"family": "summary", "method": style, "id": g["id"], "summary": s}
+                  for g in sample_golden(course.golden, n)]
+    if made:   # the bars read the recomputed summary
+        data = {**data, **({"styles": {k: {**v, **made[k]} for k, v in by_style.items()}} if several else made[one])}
+    return [], wrong, data, units
+
+
+def split_counts(items):
+    out = {}
+    for g in items:
+        for s in ("all", g["type"], f"{g['source']}/{g['type']}"):
+            out[s] = out.get(s, 0) + 1
+    return out
+
+
+def parts_of(split, keys):
+    """The splits one is made of: all <- single, multi; multi <- hotpotqa/multi, musique/multi; a leaf: []."""
+    if "/" in split:
+        return []
+    return [s for s in ("single", "multi") if s in keys] if split == "all" else [s for s in keys
+                                                                               if s.endswith("/" + split)]
+
+
+def check_retrieval(data, course):
+    """retrieve.py --eval: recall[method][k][split] and n[split], no per-question rows."""
+    recall, n = data.get("recall"), data.get("n")
+    ok = isinstance(recall, dict) and isinstance(n, dict) and all(isinstance(v, int) for v in n.values())
+    ok = ok and all(isinstance(by_k, dict) and all(isinstance(sp, dict) and set(sp) == set(n) and all(
+        isinstance(x, NUM) for x in sp.values()) for sp in by_k.values()) for by_k in recall.values())
+    if not ok:
+        return ["'recall' must map method -> k -> every split of 'n' -> a number"], None, data, []
+    wrong = [f"n.{t}: {n[t]}, its parts add up to {sum(n[s] for s in ps)}" for t in n
+             if (ps := parts_of(t, n)) and sum(n[s] for s in ps) != n[t]]
+    for m, by_k in recall.items():
+        for k, sp in by_k.items():
+            where = f"recall.{m}.{k}"
+            wrong += [f"{where}.{s}: {x} is outside [0, 1]" for s, x in sp.items() if not 0 <= x <= 1]
+            wrong += [f"{where}.{s}: {x} times {n[s]} questions is not a whole count of documents"
+                      for s, x in sp.items() if not whole(x * n[s] * course.lcm)]
+            for t, ps in ((t, parts_of(t, sp)) for t in sp):
+                mean = sum(sp[s] * n[s] for s in ps) / max(1, n[t])
+                if ps and not close(mean, sp[t]):
+                    wrong.append(f"{where}.{t}: {sp[t]:.4f}, its parts average {mean:.4f}")
+        ks = sorted(by_k, key=lambda k: int(k) if k.isdigit() else 0)
+        if m in ("bm25", "dense"):   # their top-k lists are prefixes of each other: recall cannot fall with k
+            wrong += [f"recall.{m}: falls from k={a} to k={b} on {s}" for a, b in zip(ks, ks[1:])
+                      for s in by_k[a] if by_k[b][s] < by_k[a][s] - 1e-9]
+    halves = [course.golden] + [[g for g in course.golden if links.split_of(g) == h] for h in ("dev", "test")]
+    items = next((p for base in halves for p in (base, base[:n.get("all", 0)]) if split_counts(p) == n), None)
+    if items is None:
+        wrong.append(f"n {n} matches no part of the golden set that retrieve.py --eval scores "
+                     f"(all, a --split half, the first --limit)")
+    units = [{"family": "retrieval", "method": "eval", "id": "all", "items": items}] if items else []
+    return [], wrong, data, units
+
+
+def check_file(entry, raw, course):
+    """One file (its manifest entry and bytes) against the course's Golden -> {"path", "script", "valid": [problems],
+    "recomputed": [problems] or None (nothing to recompute), "figures" (recomputed where possible), "units" (what
+    grade.py may re-run), "notes"}."""
+    out = {"path": entry.get("path"), "script": entry.get("script"), "valid": [], "notes": [],
+           "recomputed": None, "figures": None, "units": []}
+    if raw is None:
+        out["valid"].append(f"{entry.get('path')} is in the manifest but not in the archive")
+        return out
+    if entry.get("sha256") and entry["sha256"] != sha256(raw):
+        out["valid"].append(f"sha256 {sha256(raw)[:12]} is not the manifest's {entry['sha256'][:12]}: "
+                            f"edited after handin.py ran")
+    try:
+        data = json.loads(raw)
+    except ValueError as e:
+        out["valid"].append(f"bad JSON: {e}")
+        return out
+    script, command, _ = infer_script(data, entry.get("path"))
+    if out["script"] in (None, "unknown"):
+        out["script"] = script
+    elif script not in ("unknown", out["script"]):
+        out["notes"].append(f"the manifest says {out['script']}, its shape says {script}")
+    command = entry.get("command") or command or ""
+    styles = command.split("--styles", 1)[1].split()[0].split(",") if "--styles" in command else [DEFAULT_STYLE]
+    if out["script"] == "retrieve.py":
+        found = check_retrieval(data, course)
+    elif out["script"] == "verify_citations.py":
+        found = check_summary(data, course, styles)
+    elif isinstance(data, dict) and {"table", "rows"} <= set(data) and out["script"] != "injection.py":
+        found = check_rows(data, course)
+    else:
+        found = ([] if isinstance(data, dict) else ["not a JSON object"], None, data, [])
+    out["valid"] += found[0]
+    out["recomputed"], out["figures"] = found[1], found[2]
+    out["units"] = [{**u, "file": out["path"], "data": data} for u in found[3]]
+    return out
+
+
+# ---- a file against its re-run (grade.py re-makes sampled rows with the reference code) ----
+
+def row_changes(have, got):
+    """What a re-run changes in a row: ["answer 'Tomas Vell' -> 'Edric Vell'", "supported 2 -> 1"]"""
+    out = []
+    for k in (k for k in COMPARED if k in have):   # older rows carry no "status"
+        a, b = have[k], got.get(k)
+        same = (normalize_answer(a or "") == normalize_answer(b or "") if k == "answer"
+                else close(a, b) if isinstance(a, NUM) and isinstance(b, NUM) else a == b)
+        out += [] if same else [f"{k} {a!r} -> {b!r}"]
+    return out
+
+
+def summary_bounds(s, rows):
+    """What a summary's totals cannot be, some of its questions re-run: EM, idk and failed answers at least the
+    re-run rows' and at most theirs plus one per question not re-run; sentences, uncited and unsupported ones at
+    least the re-run rows'."""
+    n, sentences, rest = s["questions"], s["sentences"], s["questions"] - len(rows)
+    total = lambda k: sum(r[k] for r in rows)
+    have = {"em": round(s["answer_em"] * n), "idk": s["idk_answers"], "error": s["failed_answers"],
+            "sentences": sentences, "uncited": round(sentences * (1 - s["cited_sentence_rate"])),
+            "unsupported": round(sentences * (1 - s["citation_recall"]))}
+    least = {"em": total("em"), "idk": total("idk"), "error": total("error"), "sentences": total("sentences"),
+             "uncited": total("sentences") - total("cited"), "unsupported": total("sentences") - total("supported")}
+    out = [f"{k}: {have[k]} in the file, the re-run rows alone give {least[k]}" for k in least if have[k] < least[k]]
+    return out + [f"{k}: {have[k]} in the file, at most {least[k] + rest} with {rest} questions not re-run"
+                  for k in ("em", "idk", "error") if have[k] > least[k] + rest]
