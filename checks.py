@@ -212,7 +212,8 @@ def check_summary(data, course, styles_of_command):
         if n > len(course.golden):
             wrong.append(f"{style}: {n} questions, the golden set holds {len(course.golden)}")
             continue
-        units += [{"family": "summary", "method": style, "id": g["id"], "summary": s}
+        mine = {r.get("id"): r for r in rows[style]} if rows is not None else {}   # a row's cost: rerun.pick
+        units += [{"family": "summary", "method": style, "id": g["id"], "summary": s, "row": mine.get(g["id"])}
                   for g in sample_golden(course.golden, n)]
     if made:   # the bars read the recomputed summary
         data = {**data, **({"styles": {k: {**v, **made[k]} for k, v in by_style.items()}} if several else made[one])}

@@ -8,174 +8,32 @@ totals come from its own rows; do sampled rows come out the same when re-run; do
 Expected output: the course's fingerprints, one line per student (score / max, then a line for every item that
 lost points), then the class table; it writes OUT/<student>/results.json (Gradescope: tests with name, score,
 max_score, output; the total score), OUT/class.csv and OUT/class.md (OUT defaults to SUBMISSIONS-graded).
-Without --rerun it takes seconds; each re-run model row costs what the script spent on it (~30-60 s on 2 cores
-with the embedded model), a row-less retrieve.py report ~1 min (its whole --eval, no model).
+Without --rerun it takes seconds. With it, per hand-in: a row-less retrieve.py report is re-evaluated whole
+(~30 s, no model), and the re-run model rows' recorded cost (each row's answer and judge seconds, ~20-260 s on
+2 cores with the embedded model) is kept within --budget (150 s), so a grading run's time is bounded.
 
 Per file, rubric.json's items: valid and recomputed (checks.py), fingerprints (handin.fingerprints), the week's
-bars, read from the recomputed figures. Per hand-in, the re-run: --rerun N rows sampled (seeded, the same for
-identical hand-ins) over its files, re-made by the reference code with every answer, row and verdict recomputed in
-scratch caches (a retrieve.py report is re-evaluated whole and must match to 1e-9); each "reproduced" or "differs",
-and rubric.json's tolerance lets a share of model rows differ (llama.cpp's sums drift across thread counts and
-builds). A row identical across students (same settings, same question) is re-run once per grading run.
+bars, read from the recomputed figures. Per hand-in, the re-run item (rerun.py): --rerun N rows sampled, seeded
+(the same for identical hand-ins), dealt across its files within --budget, re-made by the reference code in
+scratch caches and each "reproduced" or "differs"; rubric.json's tolerance lets a share of model rows differ
+(llama.cpp's sums drift across thread counts and builds). A row identical across students (same settings, same
+question) is re-run once per grading run.
 Not handled: rows a registry pattern does not make (graphrag.py's "multihop" and "graphrag-auto"), pattern files
 run with non-default flags (checked, not re-run), keys with dots in rubric paths.
 """
 import argparse
-import contextlib
 import csv
 import json
-import math
-import random
 import sys
 import tempfile
-import time
 import traceback
 from pathlib import Path
 
 import handin
-import harness
-from cache import Cache, portable
-from checks import check_file, differences, row_changes, summary_bounds
-from generate import DEFAULT_STYLE
-from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN
+from checks import check_file
+from rerun import Reruns, rerun_test
+from retrieve import CORPUS_DIR, GOLDEN
 from vector_index import CorpusError
-
-
-# ---- re-running with the reference code ----
-
-@contextlib.contextmanager
-def scratch_caches(folder):
-    """Answers, rows, judge verdicts and the detector's second look kept under `folder` for the block: a re-run makes
-    every model call again instead of reading a value back (the student's or anyone's). Retrieval's own stores
-    (the index, chain's links) hold no model output and stay."""
-    import injection_detector
-    import judge
-
-    class Scratch(Cache):
-        def __init__(self, name, where=None):
-            super().__init__(name, where or folder)
-    saved = harness.Cache, judge._CACHE, injection_detector._SCREENED
-    harness.Cache, judge._CACHE = Scratch, Cache("judge", folder)
-    injection_detector._SCREENED = Cache("injection_screen", folder)
-    try:
-        yield
-    finally:
-        harness.Cache, judge._CACHE, injection_detector._SCREENED = saved
-
-
-def answerer(unit, course):
-    """(cache name, settings, answer function) that re-makes a unit's row, or why it cannot: "generate" and
-    verify_citations' styles are harness.run_args() (in the order a newer verify_citations file names); other rows
-    name a registry pattern (benchmark.py by name, a pattern script's --eval by cache name), run with its defaults."""
-    import patterns
-    method, settings = unit["method"], unit["data"].get("settings") or {}
-    if unit["family"] == "summary" or method == "generate":
-        style, order = (method, settings.get("order", "best_first")) if unit["family"] == "summary" \
-            else (DEFAULT_STYLE, "best_first")
-        name, fn, key = harness.run_args(style, order, course.corpus)
-        return name, key, fn
-    for p in patterns.PATTERNS.values():
-        if method in (p.name, p.cache):
-            try:
-                key, fn = p.answerer(course.corpus, settings.get("chunker", DEFAULT_CHUNKER),
-                                     extractor=settings.get("graph_extractor") or settings.get("extractor"))
-            except CorpusError as e:
-                return f"{method} cannot run here: {e}"
-            theirs, ours = ({k: v for k, v in d.items() if k != "corpus"} for d in (settings, portable(key)))
-            if "run" not in unit["data"] and theirs != ours:   # benchmark.py's settings are the run's, not a pattern's
-                return f"{method} ran with settings {theirs}, not the script's defaults {ours}"
-            return p.cache, key, fn
-    return f"no pattern of the registry makes rows named {method!r}"
-
-
-class Reruns:
-    """Re-runs with the reference code, each once per grading run: identical hand-ins share the result."""
-    def __init__(self, course, folder):
-        self.course, self.folder, self.done, self.shared = course, Path(folder), {}, 0
-
-    def _once(self, key, compute):
-        """-> (result or None, why it failed or None, a note: the seconds it took, or that it is shared)"""
-        if key in self.done:
-            self.shared += 1
-            return (*self.done[key][:2], "re-run once this grading run, shared with an earlier hand-in")
-        start = time.perf_counter()
-        try:
-            result, problem = compute(), None
-        except Exception as e:   # the reference code failing on a row is a line in the report, never the grader's end
-            result, problem = None, f"the re-run failed: {type(e).__name__}: {e}"
-        self.done[key] = result, problem, f"re-run in {time.perf_counter() - start:.0f} s"
-        return self.done[key]
-
-    def row(self, unit, spec):
-        name, settings, fn = spec
-        key = json.dumps([name, {k: v for k, v in settings.items() if k != "corpus"}, unit["id"]], default=str)
-
-        def compute():
-            with scratch_caches(self.folder):
-                return harness.evaluate(name, fn, [self.course.by_id[unit["id"]]], settings, fresh=True,
-                                        progress=False)[0]
-        return self._once(key, compute)
-
-    def retrieval(self, unit):
-        """retrieve.evaluate() on the report's questions, methods, ks, chunker and depth (no cache involved)."""
-        import retrieve
-        from vector_index import build_index
-        d = unit["data"]
-        methods, chunker, depth = tuple(d["recall"]), d.get("chunker", DEFAULT_CHUNKER), d.get("depth", 12)
-        ks = [int(k) for k in next(iter(d["recall"].values()))]
-
-        def compute():
-            build_index(self.course.corpus, chunker, progress=False)
-            return retrieve.evaluate(unit["items"], ks, self.course.corpus, chunker, depth, methods)
-        return self._once(json.dumps(["retrieval", methods, ks, chunker, depth, [g["id"] for g in unit["items"]]]),
-                          compute)
-
-
-def rerun_test(units, reruns, n, seed, spec, model_ok):
-    """The re-run item of one hand-in -> (score, max score, output lines)."""
-    lines, retrieval, model = [], [], []
-    for u in (u for u in units if u["family"] == "retrieval"):
-        report, problem, note = reruns.retrieval(u)
-        diffs = [problem] if problem else differences({"recall": u["data"]["recall"], "n": u["data"]["n"]},
-                                                      {"recall": report["recall"], "n": report["n"]}, "")
-        retrieval.append(not diffs)
-        lines.append(f"{'reproduced' if not diffs else 'differs'}: {u['file']}, retrieve.py --eval whole ({note})"
-                     + (": " + "; ".join(diffs[:3]) if diffs else ""))
-    specs = {}
-    for u in (u for u in units if u["family"] != "retrieval"):
-        if (u["file"], u["method"]) not in specs:
-            specs[u["file"], u["method"]] = answerer(u, reruns.course)
-    skipped = sorted({s for s in specs.values() if isinstance(s, str)})
-    runnable = sorted((u for u in units if u["family"] != "retrieval" and u["id"] in reruns.course.by_id
-                       and not isinstance(specs[u["file"], u["method"]], str)),
-                      key=lambda u: (u["file"], u["method"], u["id"]))
-    if runnable and not model_ok:
-        skipped, runnable = skipped + ["model rows: the grading machine's model is not the course's (--model)"], []
-    groups = {}
-    picked = random.Random(seed).sample(runnable, min(n, len(runnable)))
-    for u in sorted(picked, key=lambda u: (u["file"], u["method"], u["id"])):
-        row, problem, note = reruns.row(u, specs[u["file"], u["method"]])
-        where = f"{u['file']} {u['method']} {u['id']} ({note})"
-        if u["family"] == "summary":   # not compared row by row: the file's totals are bounded, once per file
-            groups.setdefault((u["file"], u["method"]), [u["summary"], []])[1].append(row)
-            lines.append(f"re-run: {where}: " + (problem or f"answer {row['answer']!r}"))
-            continue
-        changes = [problem] if problem else row_changes(u["row"], row)
-        model.append(not changes)
-        lines.append(f"{'differs' if changes else 'reproduced'}: {where}" + (": " + "; ".join(changes) if changes
-                                                                              else ""))
-    for (path, style), (summary, rows) in groups.items():
-        bad = summary_bounds(summary, [r for r in rows if r]) + (["a re-run failed"] if None in rows else [])
-        model.append(not bad)
-        lines.append(f"{'differs' if bad else 'reproduced'}: {path} {style} totals against {len(rows)} re-run "
-                     f"question(s) (bounds on its summary)" + (": " + "; ".join(bad) if bad else ""))
-    lines += [f"not re-run: {why}" for why in skipped]
-    allowed, done = math.floor(spec.get("tolerance", 0) * len(model)), retrieval + model
-    full = done and all(retrieval) and model.count(False) <= allowed   # nothing re-run: nothing shown to reproduce
-    score = spec["points"] if full else round(spec["points"] * sum(done) / max(1, len(done)), 2)
-    head = (f"{sum(done)} of {len(done)} re-runs reproduced; {allowed} differing model row(s) of {len(model)} allowed "
-            f"(llama.cpp's sums drift across thread counts and builds): a row that differs is worth a look, not proof")
-    return score, spec["points"], [head if done else "nothing in this hand-in could be re-run"] + lines
 
 
 # ---- the rubric ----
@@ -230,7 +88,7 @@ def grade_student(path, course, rubric, reruns, args, model_ok):
     tests = grade_weeks(rubric, checked)
     if args.rerun:
         units = [u for c in checked if not c["valid"] for u in c["units"]]
-        score, most, lines = rerun_test(units, reruns, args.rerun, args.seed, rubric["rerun"], model_ok)
+        score, most, lines = rerun_test(units, reruns, args.rerun, args.seed, rubric["rerun"], model_ok, args.budget)
         tests.append(test(rubric["rerun"].get("name", "re-run"), score, most, lines))
     graded = {c["path"] for c in checked if any(c["script"] == w["script"] for w in rubric["weeks"])}
     extra = [f"{c['path']} ({c['script']}): no rubric week" for c in checked if c["path"] not in graded]
@@ -273,6 +131,9 @@ def main(argv=None):
     ap.add_argument("--rubric", type=Path, default=handin.RUBRIC, help="weeks, items and points (rubric.json)")
     ap.add_argument("--rerun", type=int, default=0, metavar="N", help="re-run N sampled rows per hand-in (0: none)")
     ap.add_argument("--seed", type=int, default=0, help="which rows are sampled (the same for every hand-in)")
+    ap.add_argument("--budget", type=float, default=150, metavar="S",
+                    help="per hand-in, the re-run rows' recorded seconds (answer + judge) may add up to S; the seeded "
+                         "draw skips a row that does not fit (default 150; 0: no budget)")
     ap.add_argument("--json", type=Path, help="also write every student's results into this one file")
     ap.add_argument("--out", type=Path, help="where results go (default SUBMISSIONS-graded)")
     ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="the course's corpus")

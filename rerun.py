@@ -1,0 +1,202 @@
+"""Re-run sampled rows of a hand-in with the reference code (grade.py's re-run item): the rows drawn, seeded, across
+the hand-in's files within a budget of their recorded cost; each re-made in scratch caches, so every model call is
+made again, and compared with the file's row ("reproduced" / "differs", never an accusation).
+
+    python grade.py SUBMISSIONS --rerun 3 [--budget 150] [--seed 0]     # this module is grade.py's; no CLI of its own
+
+What is re-run: a retrieve.py report whole (retrieve.evaluate on its questions, to 1e-9); rows of benchmark.py, the
+pattern scripts and verify_citations.py by the registry pattern or harness.run_args() that makes them, with
+fresh=True; an older verify_citations file without rows, some of its questions, against bounds on its totals.
+"""
+import contextlib
+import itertools
+import json
+import math
+import random
+import statistics
+import time
+from pathlib import Path
+
+import harness
+from cache import Cache, portable
+from checks import NUM, differences, row_changes, summary_bounds
+from generate import DEFAULT_STYLE
+from retrieve import DEFAULT_CHUNKER
+from verify_citations import ROW_TIMING
+from vector_index import CorpusError
+
+
+# ---- re-running with the reference code ----
+
+@contextlib.contextmanager
+def scratch_caches(folder):
+    """Answers, rows, judge verdicts and the detector's second look kept under `folder` for the block: a re-run makes
+    every model call again instead of reading a value back (the student's or anyone's). Retrieval's own stores
+    (the index, chain's links) hold no model output and stay."""
+    import injection_detector
+    import judge
+
+    class Scratch(Cache):
+        def __init__(self, name, where=None):
+            super().__init__(name, where or folder)
+    saved = harness.Cache, judge._CACHE, injection_detector._SCREENED
+    harness.Cache, judge._CACHE = Scratch, Cache("judge", folder)
+    injection_detector._SCREENED = Cache("injection_screen", folder)
+    try:
+        yield
+    finally:
+        harness.Cache, judge._CACHE, injection_detector._SCREENED = saved
+
+
+def answerer(unit, course):
+    """(cache name, settings, answer function) that re-makes a unit's row, or why it cannot: "generate" and
+    verify_citations' styles are harness.run_args() (in the order a newer verify_citations file names); other rows
+    name a registry pattern (benchmark.py by name, a pattern script's --eval by cache name), run with its defaults."""
+    import patterns
+    method, settings = unit["method"], unit["data"].get("settings") or {}
+    if unit["family"] == "summary" or method == "generate":
+        style, order = (method, settings.get("order", "best_first")) if unit["family"] == "summary" \
+            else (DEFAULT_STYLE, "best_first")
+        name, fn, key = harness.run_args(style, order, course.corpus)
+        return name, key, fn
+    for p in patterns.PATTERNS.values():
+        if method in (p.name, p.cache):
+            try:
+                key, fn = p.answerer(course.corpus, settings.get("chunker", DEFAULT_CHUNKER),
+                                     extractor=settings.get("graph_extractor") or settings.get("extractor"))
+            except CorpusError as e:
+                return f"{method} cannot run here: {e}"
+            theirs, ours = ({k: v for k, v in d.items() if k != "corpus"} for d in (settings, portable(key)))
+            if "run" not in unit["data"] and theirs != ours:   # benchmark.py's settings are the run's, not a pattern's
+                return f"{method} ran with settings {theirs}, not the script's defaults {ours}"
+            return p.cache, key, fn
+    return f"no pattern of the registry makes rows named {method!r}"
+
+
+class Reruns:
+    """Re-runs with the reference code, each once per grading run: identical hand-ins share the result."""
+    def __init__(self, course, folder):
+        self.course, self.folder, self.done, self.shared = course, Path(folder), {}, 0
+
+    def _once(self, key, compute):
+        """-> (result or None, why it failed or None, a note: the seconds it took, or that it is shared)"""
+        if key in self.done:
+            self.shared += 1
+            return (*self.done[key][:2], "re-run once this grading run, shared with an earlier hand-in")
+        start = time.perf_counter()
+        try:
+            result, problem = compute(), None
+        except Exception as e:   # the reference code failing on a row is a line in the report, never the grader's end
+            result, problem = None, f"the re-run failed: {type(e).__name__}: {e}"
+        self.done[key] = result, problem, f"re-run in {time.perf_counter() - start:.0f} s"
+        return self.done[key]
+
+    def row(self, unit, spec):
+        name, settings, fn = spec
+        key = json.dumps([name, {k: v for k, v in settings.items() if k != "corpus"}, unit["id"]], default=str)
+
+        def compute():
+            with scratch_caches(self.folder):
+                return harness.evaluate(name, fn, [self.course.by_id[unit["id"]]], settings, fresh=True,
+                                        progress=False)[0]
+        return self._once(key, compute)
+
+    def retrieval(self, unit):
+        """retrieve.evaluate() on the report's questions, methods, ks, chunker and depth (no cache involved)."""
+        import retrieve
+        from vector_index import build_index
+        d = unit["data"]
+        methods, chunker, depth = tuple(d["recall"]), d.get("chunker", DEFAULT_CHUNKER), d.get("depth", 12)
+        ks = [int(k) for k in next(iter(d["recall"].values()))]
+
+        def compute():
+            build_index(self.course.corpus, chunker, progress=False)
+            return retrieve.evaluate(unit["items"], ks, self.course.corpus, chunker, depth, methods)
+        return self._once(json.dumps(["retrieval", methods, ks, chunker, depth, [g["id"] for g in unit["items"]]]),
+                          compute)
+
+
+def cost(unit):
+    """A row's recorded cost, from its own file: the seconds its answer and its judging took (None: not recorded)."""
+    r = unit.get("row") or {}
+    return r["seconds"] + r["judge_seconds"] if all(isinstance(r.get(k), NUM) for k in ROW_TIMING) else None
+
+
+def pick(runnable, n, seed, budget):
+    """N rows, seeded -> (rows, their recorded cost, rows drawn that did not fit). The draw deals each file's rows,
+    shuffled, in turn, so re-runs spread over files; a row is taken while its recorded cost fits what is left of
+    the budget (0: no budget). A row whose cost is not recorded counts the hand-in's median. When no row fits, the
+    cheapest drawn is re-run anyway: rows that claim to cost more than they do cannot dodge the re-run."""
+    rng, files = random.Random(seed), {}
+    for u in runnable:
+        files.setdefault(u["file"], []).append(u)
+    queues = [rng.sample(us, len(us)) for _, us in sorted(files.items())]
+    rng.shuffle(queues)
+    known = [c for c in map(cost, runnable) if c is not None]
+    guess = statistics.median(known) if known else 0.0
+    picked, spent, over, drawn = [], 0.0, 0, []
+    for u in (u for tier in itertools.zip_longest(*queues) for u in tier if u):
+        if len(picked) == n:
+            break
+        c = cost(u) if cost(u) is not None else guess
+        drawn.append((c, len(drawn), u))
+        if budget and spent + c > budget:
+            over += 1
+            continue
+        picked.append(u)
+        spent += c
+    if not picked and drawn and n > 0:
+        c, _, u = min(drawn, key=lambda d: d[:2])
+        picked, spent, over = [u], c, over - 1
+    return picked, spent, over
+
+
+def rerun_test(units, reruns, n, seed, spec, model_ok, budget=0):
+    """The re-run item of one hand-in -> (score, max score, output lines)."""
+    lines, retrieval, model = [], [], []
+    for u in (u for u in units if u["family"] == "retrieval"):
+        report, problem, note = reruns.retrieval(u)
+        diffs = [problem] if problem else differences({"recall": u["data"]["recall"], "n": u["data"]["n"]},
+                                                      {"recall": report["recall"], "n": report["n"]}, "")
+        retrieval.append(not diffs)
+        lines.append(f"{'reproduced' if not diffs else 'differs'}: {u['file']}, retrieve.py --eval whole ({note})"
+                     + (": " + "; ".join(diffs[:3]) if diffs else ""))
+    specs = {}
+    for u in (u for u in units if u["family"] != "retrieval"):
+        if (u["file"], u["method"]) not in specs:
+            specs[u["file"], u["method"]] = answerer(u, reruns.course)
+    skipped = sorted({s for s in specs.values() if isinstance(s, str)})
+    runnable = sorted((u for u in units if u["family"] != "retrieval" and u["id"] in reruns.course.by_id
+                       and not isinstance(specs[u["file"], u["method"]], str)),
+                      key=lambda u: (u["file"], u["method"], u["id"]))
+    if runnable and not model_ok:
+        skipped, runnable = skipped + ["model rows: the grading machine's model is not the course's (--model)"], []
+    groups = {}
+    picked, spent, over = pick(runnable, n, seed, budget)
+    if over:
+        lines.append(f"sampled {len(picked)} of {len(runnable)} runnable rows within a {budget:g} s budget of their "
+                     f"recorded cost: {spent:.0f} s" + (" (none fitted: the cheapest drawn is re-run)" if spent > budget
+                                                        else "") + f"; {over} drawn did not fit what was left")
+    for u in sorted(picked, key=lambda u: (u["file"], u["method"], u["id"])):
+        row, problem, note = reruns.row(u, specs[u["file"], u["method"]])
+        where = f"{u['file']} {u['method']} {u['id']} ({note})"
+        if not u.get("row"):   # an older verify_citations file: no rows to compare, its totals are bounded
+            groups.setdefault((u["file"], u["method"]), [u["summary"], []])[1].append(row)
+            lines.append(f"re-run: {where}: " + (problem or f"answer {row['answer']!r}"))
+            continue
+        changes = [problem] if problem else row_changes(u["row"], row)
+        model.append(not changes)
+        lines.append(f"{'differs' if changes else 'reproduced'}: {where}" + (": " + "; ".join(changes) if changes
+                                                                              else ""))
+    for (path, style), (summary, rows) in groups.items():
+        bad = summary_bounds(summary, [r for r in rows if r]) + (["a re-run failed"] if None in rows else [])
+        model.append(not bad)
+        lines.append(f"{'differs' if bad else 'reproduced'}: {path} {style} totals against {len(rows)} re-run "
+                     f"question(s) (bounds on its summary)" + (": " + "; ".join(bad) if bad else ""))
+    lines += [f"not re-run: {why}" for why in skipped]
+    allowed, done = math.floor(spec.get("tolerance", 0) * len(model)), retrieval + model
+    full = done and all(retrieval) and model.count(False) <= allowed   # nothing re-run: nothing shown to reproduce
+    score = spec["points"] if full else round(spec["points"] * sum(done) / max(1, len(done)), 2)
+    head = (f"{sum(done)} of {len(done)} re-runs reproduced; {allowed} differing model row(s) of {len(model)} allowed "
+            f"(llama.cpp's sums drift across thread counts and builds): a row that differs is worth a look, not proof")
+    return score, spec["points"], [head if done else "nothing in this hand-in could be re-run"] + lines
