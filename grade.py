@@ -10,7 +10,8 @@ lost points), then the class table; it writes OUT/<student>/results.json (Grades
 max_score, output; the total score), OUT/class.csv and OUT/class.md (OUT defaults to SUBMISSIONS-graded).
 Without --rerun it takes seconds. With it, per hand-in: a row-less retrieve.py report is re-evaluated whole
 (~30 s, no model), and the re-run model rows' recorded cost (each row's answer and judge seconds, ~20-260 s on
-2 cores with the embedded model) is kept within --budget (150 s), so a grading run's time is bounded.
+2 cores with the embedded model) is kept within --budget (120 s). A re-run starts on a cold engine (no prompt
+cached), so it took about twice its rows' recorded seconds here: ~4 min of model time per distinct hand-in.
 
 Per file, rubric.json's items: valid and recomputed (checks.py), fingerprints (handin.fingerprints), the week's
 bars, read from the recomputed figures. Per hand-in, the re-run item (rerun.py): --rerun N rows sampled, seeded
@@ -131,9 +132,9 @@ def main(argv=None):
     ap.add_argument("--rubric", type=Path, default=handin.RUBRIC, help="weeks, items and points (rubric.json)")
     ap.add_argument("--rerun", type=int, default=0, metavar="N", help="re-run N sampled rows per hand-in (0: none)")
     ap.add_argument("--seed", type=int, default=0, help="which rows are sampled (the same for every hand-in)")
-    ap.add_argument("--budget", type=float, default=150, metavar="S",
+    ap.add_argument("--budget", type=float, default=120, metavar="S",
                     help="per hand-in, the re-run rows' recorded seconds (answer + judge) may add up to S; the seeded "
-                         "draw skips a row that does not fit (default 150; 0: no budget)")
+                         "draw skips a row that does not fit (default 120; 0: no budget)")
     ap.add_argument("--json", type=Path, help="also write every student's results into this one file")
     ap.add_argument("--out", type=Path, help="where results go (default SUBMISSIONS-graded)")
     ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="the course's corpus")

@@ -2,7 +2,7 @@
 the hand-in's files within a budget of their recorded cost; each re-made in scratch caches, so every model call is
 made again, and compared with the file's row ("reproduced" / "differs", never an accusation).
 
-    python grade.py SUBMISSIONS --rerun 3 [--budget 150] [--seed 0]     # this module is grade.py's; no CLI of its own
+    python grade.py SUBMISSIONS --rerun 3 [--budget 120] [--seed 0]     # this module is grade.py's; no CLI of its own
 
 What is re-run: a retrieve.py report whole (retrieve.evaluate on its questions, to 1e-9); rows of benchmark.py, the
 pattern scripts and verify_citations.py by the registry pattern or harness.run_args() that makes them, with
@@ -123,32 +123,32 @@ def cost(unit):
 
 
 def pick(runnable, n, seed, budget):
-    """N rows, seeded -> (rows, their recorded cost, rows drawn that did not fit). The draw deals each file's rows,
-    shuffled, in turn, so re-runs spread over files; a row is taken while its recorded cost fits what is left of
-    the budget (0: no budget). A row whose cost is not recorded counts the hand-in's median. When no row fits, the
-    cheapest drawn is re-run anyway: rows that claim to cost more than they do cannot dodge the re-run."""
+    """N rows, seeded -> (rows, their recorded cost, the rows that claim more than the whole budget). The draw deals
+    each file's rows, shuffled, in turn, so re-runs spread over files; a row is taken while its recorded cost fits
+    what is left of the budget (0: no budget); an untimed row counts the median of the timed ones. When nothing
+    fits, the cheapest drawn is re-run anyway. Rows dearer than the whole budget are named in the output: a row
+    cannot keep itself out of the draw unseen by claiming to be dear."""
     rng, files = random.Random(seed), {}
     for u in runnable:
         files.setdefault(u["file"], []).append(u)
     queues = [rng.sample(us, len(us)) for _, us in sorted(files.items())]
     rng.shuffle(queues)
-    known = [c for c in map(cost, runnable) if c is not None]
-    guess = statistics.median(known) if known else 0.0
-    picked, spent, over, drawn = [], 0.0, 0, []
+    timed = [c for c in map(cost, runnable) if c is not None]
+    price = {id(u): c if (c := cost(u)) is not None else statistics.median(timed or [0.0]) for u in runnable}
+    picked, spent, drawn = [], 0.0, []
     for u in (u for tier in itertools.zip_longest(*queues) for u in tier if u):
         if len(picked) == n:
             break
-        c = cost(u) if cost(u) is not None else guess
-        drawn.append((c, len(drawn), u))
-        if budget and spent + c > budget:
-            over += 1
-            continue
-        picked.append(u)
-        spent += c
+        drawn.append((price[id(u)], len(drawn), u))
+        if not budget or spent + price[id(u)] <= budget:
+            picked.append(u)
+            spent += price[id(u)]
     if not picked and drawn and n > 0:
         c, _, u = min(drawn, key=lambda d: d[:2])
-        picked, spent, over = [u], c, over - 1
-    return picked, spent, over
+        picked, spent = [u], c
+    taken = {id(u) for u in picked}
+    return picked, spent, sorted((u for u in runnable if budget and price[id(u)] > budget and id(u) not in taken),
+                                 key=lambda u: -price[id(u)])
 
 
 def rerun_test(units, reruns, n, seed, spec, model_ok, budget=0):
@@ -172,11 +172,13 @@ def rerun_test(units, reruns, n, seed, spec, model_ok, budget=0):
     if runnable and not model_ok:
         skipped, runnable = skipped + ["model rows: the grading machine's model is not the course's (--model)"], []
     groups = {}
-    picked, spent, over = pick(runnable, n, seed, budget)
-    if over:
-        lines.append(f"sampled {len(picked)} of {len(runnable)} runnable rows within a {budget:g} s budget of their "
-                     f"recorded cost: {spent:.0f} s" + (" (none fitted: the cheapest drawn is re-run)" if spent > budget
-                                                        else "") + f"; {over} drawn did not fit what was left")
+    picked, spent, dear = pick(runnable, n, seed, budget)
+    if budget and runnable:
+        lines.append(f"drawn: {len(picked)} of {len(runnable)} runnable rows, recorded cost {spent:.0f} s of the "
+                     f"{budget:g} s budget" + (" (none fitted: the cheapest re-run anyway)" if spent > budget else ""))
+    if dear:
+        skipped.append(f"{len(dear)} row(s) that recorded more than the whole {budget:g} s budget, the dearest "
+                       f"{dear[0]['file']} {dear[0]['method']} {dear[0]['id']} ({cost(dear[0]) or 0:.0f} s)")
     for u in sorted(picked, key=lambda u: (u["file"], u["method"], u["id"])):
         row, problem, note = reruns.row(u, specs[u["file"], u["method"]])
         where = f"{u['file']} {u['method']} {u['id']} ({note})"
