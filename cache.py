@@ -23,6 +23,7 @@ file is rewritten clean. Writes take a file lock, so two processes can share a c
 Not handled: eviction (delete the file to start over) and values that are not JSON.
 """
 import ast
+import contextlib
 import functools
 import hashlib
 import json
@@ -37,9 +38,30 @@ from vector_index import index_dir
 HERE = Path(__file__).parent
 
 
+_MOVED = {}   # cache name -> the folder it opens under inside a moved() block
+
+
+@contextlib.contextmanager
+def moved(names, folder):
+    """In the block, the caches called `names` open under `folder` instead of .rag/cache: a re-run's scratch caches
+    (rerun.py), a test's. with moved(["judge", "rows"], tmp): ...  Blocks nest; each restores what it found."""
+    saved = dict(_MOVED)
+    _MOVED.update(dict.fromkeys(names, Path(folder)))
+    try:
+        yield
+    finally:
+        _MOVED.clear()
+        _MOVED.update(saved)
+
+
+def folder_of(name):
+    """The folder Cache(name) opens under now: a moved() block's, else .rag/cache (or $RAG_INDEX_DIR/cache)."""
+    return _MOVED.get(name) or index_dir() / "cache"
+
+
 class Cache:
     def __init__(self, name, folder=None):
-        self.path = Path(folder or index_dir() / "cache") / f"{name}.jsonl"
+        self.path = Path(folder or folder_of(name)) / f"{name}.jsonl"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.lock = FileLock(str(self.path) + ".lock")
         self.data, self.meta = {}, {}   # meta: key -> (module, inputs hash) for keyed() entries
@@ -79,6 +101,12 @@ class Cache:
     def _key(self, k):
         return Key(k, *self.meta[k]) if k in self.meta else k
 
+    @staticmethod
+    def shared(name):
+        """The process's one Cache(name) for the folder it opens under now, loaded once (judge verdicts, the
+        detector's second look: caches read on every call)."""
+        return _opened(name, str(folder_of(name)))
+
     def __contains__(self, key):
         return key in self.data
 
@@ -111,6 +139,11 @@ class Cache:
         return value
 
 
+@functools.lru_cache(maxsize=None)
+def _opened(name, folder):
+    return Cache(name, folder)
+
+
 class Key(str):
     """A cache key (a str) that remembers the module whose code it follows and the hash of its inputs."""
     def __new__(cls, key, module, rest):
@@ -124,8 +157,12 @@ def keyed(module, *parts):
     made relative, so a clone elsewhere shares the keys). keyed("flare", "answer", settings, model, q) -> Key.
     A module outside the repository (a notebook's, a test's) is keyed by its name only: its code is not followed."""
     rest = Cache.key(*portable(list(parts)))
-    return Key(Cache.key(code_key(module) if (HERE / f"{module}.py").exists() else f"outside:{module}", rest),
-               module, rest)
+    return Key(Cache.key(code_key(module) if _in_repo(module) else f"outside:{module}", rest), module, rest)
+
+
+@functools.lru_cache(maxsize=None)
+def _in_repo(module, root=None):
+    return (Path(root or HERE) / f"{module}.py").exists()
 
 
 def module_of(fn):
@@ -227,7 +264,7 @@ def stale(folder=None, rekey=(), root=None):
     for path in sorted(Path(folder or index_dir() / "cache").glob("*.jsonl")):
         store, moved, counts = Cache(path.stem, path.parent), [], {}
         for k, (module, rest) in store.meta.items():
-            if not (Path(root or HERE) / f"{module}.py").exists():
+            if not _in_repo(module, root):
                 continue   # outside the repository: not followed
             now = Cache.key(code_key(module, root), rest)
             if k != now and now in store.meta:

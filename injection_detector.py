@@ -220,17 +220,12 @@ class Screen(BaseModel):
 SCREEN_SCHEMA = Screen.model_json_schema()
 
 
-_SCREENED = None   # the second look's cache, loaded once per process
-
 
 def screen(sentence):
     """The model's second look at one sentence: is it an instruction to the answering system? Cached per (this
     file's code, model, sentence)."""
     import llm
-    global _SCREENED
-    if _SCREENED is None:
-        _SCREENED = Cache("injection_screen")
-    store = _SCREENED
+    store = Cache.shared("injection_screen")
     key = keyed("injection_detector", "screen", llm.engine_info()["model"], sentence)
     hit = store.get(key)
     if hit is None:

@@ -99,14 +99,8 @@ def support_system(style):
     return SUPPORT_RULES + first + "\n\n" + "\n\n".join(shots)
 
 
-_CACHE = None
-
-
 def cache():
-    global _CACHE
-    if _CACHE is None:
-        _CACHE = Cache("judge")
-    return _CACHE
+    return Cache.shared("judge")
 
 
 def _cached(kind, payload, compute):

@@ -8,7 +8,6 @@ What is re-run: a retrieve.py report whole (retrieve.evaluate on its questions, 
 pattern scripts and verify_citations.py by the registry pattern or harness.run_args() that makes them, with
 fresh=True; an older verify_citations file without rows, some of its questions, against bounds on its totals.
 """
-import contextlib
 import itertools
 import json
 import math
@@ -18,7 +17,7 @@ import time
 from pathlib import Path
 
 import harness
-from cache import Cache, portable
+from cache import moved, portable
 from checks import NUM, differences, row_changes, summary_bounds
 from generate import DEFAULT_STYLE
 from retrieve import DEFAULT_CHUNKER
@@ -28,24 +27,10 @@ from vector_index import CorpusError
 
 # ---- re-running with the reference code ----
 
-@contextlib.contextmanager
-def scratch_caches(folder):
-    """Answers, rows, judge verdicts and the detector's second look kept under `folder` for the block: a re-run makes
-    every model call again instead of reading a value back (the student's or anyone's). Retrieval's own stores
-    (the index, chain's links) hold no model output and stay."""
-    import injection_detector
-    import judge
-
-    class Scratch(Cache):
-        def __init__(self, name, where=None):
-            super().__init__(name, where or folder)
-    saved = harness.Cache, judge._CACHE, injection_detector._SCREENED
-    harness.Cache, judge._CACHE = Scratch, Cache("judge", folder)
-    injection_detector._SCREENED = Cache("injection_screen", folder)
-    try:
-        yield
-    finally:
-        harness.Cache, judge._CACHE, injection_detector._SCREENED = saved
+SCRATCH = ("answers", "rows", "pattern_stats", "judge", "injection_screen")
+"""The caches a re-run keeps in its scratch folder (cache.moved): it makes every model call again instead of reading
+a value back (the student's or anyone's). Retrieval's own stores (the index, chain's links) hold no model output
+and stay."""
 
 
 def answerer(unit, course):
@@ -96,7 +81,7 @@ class Reruns:
         key = json.dumps([name, {k: v for k, v in settings.items() if k != "corpus"}, unit["id"]], default=str)
 
         def compute():
-            with scratch_caches(self.folder):
+            with moved(SCRATCH, self.folder):
                 return harness.evaluate(name, fn, [self.course.by_id[unit["id"]]], settings, fresh=True,
                                         progress=False)[0]
         return self._once(key, compute)

@@ -19,12 +19,11 @@ import decompose
 import flare
 import graph_index
 import graphrag
-import judge
 import llm
 import patterns
 import retrieve
 import harness
-from cache import Cache
+from cache import moved
 from generate import JSON_EXAMPLE, SYSTEM
 
 COLUMNS = ["answer_em", "answer_f1", "doc_recall", "citation_recall", "citation_precision", "llm_calls",
@@ -84,16 +83,12 @@ def embed_once(monkeypatch):
 
 @pytest.fixture
 def own_caches(tmp_path, monkeypatch):
-    """Rows and judge verdicts cached under tmp_path only; GraphRAG looks for its graph there too (none)."""
-    class TmpCache(Cache):
-        def __init__(self, name, folder=None):
-            super().__init__(name, folder or tmp_path / "cache")
-    monkeypatch.setattr(harness, "Cache", TmpCache)
-    monkeypatch.setattr(judge, "_CACHE", Cache("judge", tmp_path / "cache"))
+    """Answers, rows and judge verdicts cached under tmp_path only; GraphRAG looks for its graph there too (none)."""
     path = lambda corpus, chunker, extractor: tmp_path / f"graph-{extractor}.json"
     monkeypatch.setattr(graphrag, "graph_path", path)
     monkeypatch.setattr(graph_index, "graph_path", path)   # where build() writes it
-    return tmp_path / "cache"
+    with moved(("answers", "rows", "pattern_stats", "judge"), tmp_path / "cache"):
+        yield tmp_path / "cache"
 
 
 def run(corpus, golden_path, out, *extra, patterns=",".join(NON_GRAPH)):

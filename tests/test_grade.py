@@ -25,7 +25,6 @@ import citations
 import grade
 import handin
 import harness
-import injection_detector
 import judge
 import llm
 import rerun
@@ -56,12 +55,7 @@ def lab(corpus, tmp_path_factory):
     root = tmp_path_factory.mktemp("lab")
     mp = pytest.MonkeyPatch()
 
-    class TmpCache(cache.Cache):
-        def __init__(self, name, folder=None):
-            super().__init__(name, folder or root / "cache")
-    mp.setattr(harness, "Cache", TmpCache)
-    mp.setattr(judge, "_CACHE", cache.Cache("judge", root / "cache"))
-    mp.setattr(injection_detector, "_SCREENED", cache.Cache("injection_screen", root / "cache"))
+    mp.setattr(cache, "_MOVED", dict.fromkeys(rerun.SCRATCH, root / "cache"))   # the lab's answers, rows, verdicts
     golden, results = Path(__file__).parent / "fixtures" / "golden.json", root / "results"
     with llm.use_model(SCRIPTED_MODEL()):
         make_results(corpus, golden, results)

@@ -94,10 +94,9 @@ def passage_judge(answers):
 
 def test_passages_that_give_different_answers_make_the_answer_disputed(tmp_path, monkeypatch):
     import disputes
-    import judge
     import llm
-    from cache import Cache
-    monkeypatch.setattr(judge, "_CACHE", Cache("judge", tmp_path))
+    from cache import _MOVED
+    monkeypatch.setitem(_MOVED, "judge", tmp_path)   # judge verdicts under tmp_path (cache.moved, for the test)
     passages = [{"id": "S1", "text": "Velloran Tower was designed by the architect Imre Dolanski."},
                 {"id": "S2", "text": "Kessmark is a town."},
                 {"id": "S3", "text": "Records show the Velloran Tower was designed by Baxter Quill."},

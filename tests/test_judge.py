@@ -13,7 +13,7 @@ import llm
 import citations
 import harness
 import verify_citations
-from cache import Cache
+from cache import Cache, moved
 
 
 def good_judge(messages, schema):
@@ -24,9 +24,9 @@ def good_judge(messages, schema):
 
 
 @pytest.fixture
-def fresh_cache(tmp_path, monkeypatch):
-    monkeypatch.setattr(judge, "_CACHE", Cache("judge", tmp_path))
-    return judge._CACHE
+def fresh_cache(tmp_path):
+    with moved(["judge"], tmp_path):
+        yield Cache.shared("judge")
 
 
 def test_squad_scores():

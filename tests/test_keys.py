@@ -96,3 +96,17 @@ def test_module_of_unwraps_partials_and_wrappers():
     assert keyed("test_keys", "x").module == "test_keys"   # outside the repository: keyed by name, not followed
     with pytest.raises(ValueError, match="not a module"):
         code_key("no_such_module")
+
+
+def test_moved_caches_open_in_another_folder_and_come_back(tmp_path):
+    """cache.moved: inside the block the named caches open under its folder (Cache.shared too, one per folder),
+    others stay; blocks nest, and each restores what it found."""
+    home = cache.folder_of("judge")
+    with cache.moved(["judge", "rows"], tmp_path / "a"):
+        assert cache.Cache.shared("judge").path == tmp_path / "a" / "judge.jsonl"
+        assert cache.folder_of("rows") == tmp_path / "a" and cache.folder_of("answers") == home
+        with cache.moved(["judge"], tmp_path / "b"):
+            assert cache.Cache("judge").path.parent == tmp_path / "b" and cache.folder_of("rows") == tmp_path / "a"
+            assert cache.Cache.shared("judge") is cache.Cache.shared("judge")   # loaded once per folder
+        assert cache.Cache.shared("judge").path.parent == tmp_path / "a"
+    assert cache.folder_of("judge") == cache.folder_of("rows") == home

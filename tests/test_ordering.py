@@ -4,10 +4,9 @@ import re
 
 import pytest
 
-import judge
 import llm
 import ordering_ab as ab
-from cache import Cache
+import cache
 from retrieve import load_golden
 from conftest import NOT_STATED_REPLY, judge_defers
 
@@ -20,7 +19,7 @@ def test_bootstrap_known_answers():
 
 
 def test_scripted_run_sees_the_same_passages_in_every_order(corpus, golden_path, tmp_path, monkeypatch):
-    monkeypatch.setattr(judge, "_CACHE", Cache("judge", tmp_path))
+    monkeypatch.setitem(cache._MOVED, "judge", tmp_path)   # judge verdicts under tmp_path (cache.moved)
     seen = []
 
     def model(messages, schema):

@@ -19,12 +19,11 @@ import pytest
 import benchmark
 import crag
 import flare
-import judge
 import llm
 import self_rag as sr
 import citations
 import web_search
-from cache import Cache
+from cache import moved
 from generate import IDK, JSON_EXAMPLE, SYSTEM
 from retrieve import eval_items
 from conftest import NOT_STATED_REPLY, judge_defers
@@ -59,8 +58,9 @@ def scripted_retrieval(monkeypatch):
 
 
 @pytest.fixture
-def fresh_cache(tmp_path, monkeypatch):
-    monkeypatch.setattr(judge, "_CACHE", Cache("judge", tmp_path))
+def fresh_cache(tmp_path):
+    with moved(["judge"], tmp_path):
+        yield
 
 
 def system_of(messages):
