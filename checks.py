@@ -25,7 +25,7 @@ import links
 from answers import exact_match, f1, normalize_answer
 from citations import summarize
 from generate import DEFAULT_STYLE
-from retrieve import sample_golden
+from retrieve import recall_table, sample_golden
 from verify_citations import ROW_TIMING
 
 HERE = Path(__file__).parent
@@ -99,7 +99,7 @@ def differences(have, want, path):
     if isinstance(want, dict):
         if not isinstance(have, dict) or set(have) != set(want):
             return [f"{path}: holds {sorted(have) if isinstance(have, dict) else have!r}, expected {sorted(want)}"]
-        return [d for k in want for d in differences(have[k], want[k], f"{path}.{k}")]
+        return [d for k in want for d in differences(have[k], want[k], f"{path}.{k}" if path else k)]
     ok = isinstance(have, NUM) and isinstance(want, NUM) and close(have, want) or have == want
     return [] if ok else [f"{path}: {have!r} in the file, {want!r} recomputed"]
 
@@ -236,14 +236,47 @@ def parts_of(split, keys):
                                                                                if s.endswith("/" + split)]
 
 
+def retrieval_rows(data, course):
+    """retrieve.py --eval's rows ("rows": per question, recall per method and k) -> (shape problems, wrong figures,
+    the golden items they are, the table recomputed from them)."""
+    rows, recall = data["rows"], data["recall"]
+    shape = {m: sorted(by_k) for m, by_k in recall.items()}
+    if not isinstance(rows, list) or not all(isinstance(r, dict) and isinstance(r.get("id"), str) and isinstance(
+            r.get("recall"), dict) and {m: sorted(v) for m, v in r["recall"].items() if isinstance(v, dict)} == shape
+            and all(isinstance(x, NUM) for v in r["recall"].values() for x in v.values()) for r in rows):
+        return [f"rows: each must be {{id, type, source, recall: method -> k -> a number}} for {shape}"], [], None, None
+    wrong, items = [], [course.by_id.get(r["id"]) for r in rows]
+    wrong += [f"rows.{i}: {r['id']!r} is not a golden question" for i, (r, g) in enumerate(zip(rows, items)) if not g]
+    wrong += [f"rows.{i}: {r['id']} is {r.get('source')}/{r.get('type')}, the golden set says {g['source']}/"
+              f"{g['type']}" for i, (r, g) in enumerate(zip(rows, items)) if g and (r.get("type"), r.get("source"))
+              != (g["type"], g["source"])]
+    wrong += [f"rows.{i}: {r['id']} {m}@{k} recall {x} is not a share of its {len(g['supporting_docs'])} documents"
+              for i, (r, g) in enumerate(zip(rows, items)) if g for m, v in r["recall"].items() for k, x in v.items()
+              if not (0 <= x <= 1 and whole(x * len(g["supporting_docs"])))]
+    if wrong:
+        return [], wrong, None, None
+    made = recall_table([{**r, "type": g["type"], "source": g["source"]} for r, g in zip(rows, items)],
+                        list(recall), sorted({int(k) for v in recall.values() for k in v}))
+    return [], differences({"recall": recall, "n": data["n"]}, made, ""), items, made
+
+
 def check_retrieval(data, course):
-    """retrieve.py --eval: recall[method][k][split] and n[split], no per-question rows."""
+    """retrieve.py --eval: recall[method][k][split] and n[split], recomputed from its per-question rows; a file
+    written before it held them is checked for consistency."""
     recall, n = data.get("recall"), data.get("n")
     ok = isinstance(recall, dict) and isinstance(n, dict) and all(isinstance(v, int) for v in n.values())
     ok = ok and all(isinstance(by_k, dict) and all(isinstance(sp, dict) and set(sp) == set(n) and all(
         isinstance(x, NUM) for x in sp.values()) for sp in by_k.values()) for by_k in recall.values())
     if not ok:
         return ["'recall' must map method -> k -> every split of 'n' -> a number"], None, data, []
+    if "rows" in data:
+        valid, wrong, items, made = retrieval_rows(data, course)
+        halves = [course.golden] + [[g for g in course.golden if links.split_of(g) == h] for h in ("dev", "test")]
+        if items and not any(items == base[:len(items)] or items == base for base in halves):
+            wrong.append(f"rows: their {len(items)} questions are not a part of the golden set that retrieve.py "
+                         f"--eval scores (all, a --split half, the first --limit), in its order")
+        units = [{"family": "retrieval", "method": "eval", "id": "all", "items": items}] if items else []
+        return valid, None if valid else wrong, data if not made else {**data, **made}, units
     wrong = [f"n.{t}: {n[t]}, its parts add up to {sum(n[s] for s in ps)}" for t in n
              if (ps := parts_of(t, n)) and sum(n[s] for s in ps) != n[t]]
     for m, by_k in recall.items():

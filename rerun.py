@@ -18,7 +18,7 @@ from pathlib import Path
 
 import harness
 from cache import moved, portable
-from checks import NUM, differences, row_changes, summary_bounds
+from checks import NUM, close, differences, row_changes, summary_bounds
 from generate import DEFAULT_STYLE
 from retrieve import DEFAULT_CHUNKER
 from verify_citations import ROW_TIMING
@@ -141,11 +141,15 @@ def rerun_test(units, reruns, n, seed, spec, model_ok, budget=0):
     lines, retrieval, model = [], [], []
     for u in (u for u in units if u["family"] == "retrieval"):
         report, problem, note = reruns.retrieval(u)
-        diffs = [problem] if problem else differences({"recall": u["data"]["recall"], "n": u["data"]["n"]},
-                                                      {"recall": report["recall"], "n": report["n"]}, "")
+        got = {r["id"]: r["recall"] for r in report["rows"]} if report else {}
+        diffs = [problem] if problem else [   # a file with rows: the questions that moved first, then the table
+            f"{r['id']}: {m}@{k} {x} -> {got[r['id']][m][k]}" for r in u["data"].get("rows", ())
+            for m, v in r["recall"].items() for k, x in v.items() if not close(x, got[r["id"]][m][k])] + differences(
+            {"recall": u["data"]["recall"], "n": u["data"]["n"]}, {"recall": report["recall"], "n": report["n"]}, "")
         retrieval.append(not diffs)
         lines.append(f"{'reproduced' if not diffs else 'differs'}: {u['file']}, retrieve.py --eval whole ({note})"
-                     + (": " + "; ".join(diffs[:3]) if diffs else ""))
+                     + (": " + "; ".join(diffs[:3]) + (f" (and {len(diffs) - 3} more)" if len(diffs) > 3 else "")
+                        if diffs else ""))
     specs = {}
     for u in (u for u in units if u["family"] != "retrieval"):
         if (u["file"], u["method"]) not in specs:

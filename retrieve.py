@@ -9,7 +9,8 @@ r"""Week 2: hybrid retrieval. Dense chunks from Chroma fused with BM25 chunks, l
 Expected output of a query (about 8 s, most of it loading the embedding model): the settings, then
 one row per passage: label, chunk id, found by (dense / bm25), fused and per-retriever scores, a snippet.
 `--eval` builds or updates the index for the corpus first (kept apart from corpus/'s index), then prints
-supporting-doc recall@k per method split single/multi and per source; ~30 s on golden.json once indexed.
+supporting-doc recall@k per method split single/multi and per source; ~30 s on golden.json once indexed. `--json`
+writes the table and the per-question rows it is the mean of (grade.py recomputes the table from them).
 
 The methods (`method=`):
 - `dense`: the k nearest chunks by cosine similarity (Chroma, all-MiniLM-L6-v2);
@@ -266,22 +267,31 @@ def doc_recall(passages, supporting):
 
 
 def evaluate(golden, ks, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, depth=12, methods=METHODS):
-    """Supporting-doc recall@k per method, split by type and by source/type."""
+    """Supporting-doc recall@k per method, split by type and by source/type, and the per-question rows it is the
+    mean of ("rows": [{"id", "type", "source", "recall": {method: {k: recall}}}])."""
     from tqdm import tqdm
-    qvecs = embed([g["question"] for g in golden])
-    sums = {}
+    qvecs, rows = embed([g["question"] for g in golden]), []
     for g, qvec in tqdm(list(zip(golden, qvecs)), desc="eval", unit="q", file=sys.stderr):
+        rows.append({"id": g["id"], "type": g["type"], "source": g["source"], "recall": {m: {str(k): doc_recall(
+            retrieve_chunks(g["question"], k, depth, corpus, chunker, m, qvec), g["supporting_docs"]) for k in ks}
+            for m in methods}})
+    return {**recall_table(rows, methods, ks), "corpus": str(corpus), "chunker": chunker, "depth": depth,
+            "rows": rows}
+
+
+def recall_table(rows, methods, ks):
+    """Per-question rows -> {"recall": {method: {k: {split: mean}}}, "n": {split: questions}}, the splits being each
+    row's type, "all" and source/type (grade.py recomputes a report's table from its rows with it)."""
+    sums = {}
+    for r in rows:
         for m in methods:
             for k in ks:
-                rec = doc_recall(retrieve_chunks(g["question"], k, depth, corpus, chunker, m, qvec),
-                                 g["supporting_docs"])
-                for split in (g["type"], "all", f"{g['source']}/{g['type']}"):
-                    sums.setdefault((m, k, split), []).append(rec)
+                for split in (r["type"], "all", f"{r['source']}/{r['type']}"):
+                    sums.setdefault((m, k, split), []).append(r["recall"][m][str(k)])
     splits = sorted({s for _, _, s in sums})
     recall = {m: {str(k): {s: sum(v) / len(v) for s in splits if (v := sums.get((m, k, s)))}
                   for k in ks} for m in methods}
-    n = {s: len(sums[(methods[0], ks[0], s)]) for s in splits}
-    return {"recall": recall, "n": n, "corpus": str(corpus), "chunker": chunker, "depth": depth}
+    return {"recall": recall, "n": {s: len(sums[(methods[0], ks[0], s)]) for s in splits}}
 
 
 def print_eval(report, ks):

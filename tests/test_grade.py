@@ -250,9 +250,22 @@ def test_a_fabricated_row_is_caught(lab, corpus, golden_path, tmp_path):
 
     def invented(d):       # a row for a question the golden set does not hold
         d["rows"]["single"][0] = {**d["rows"]["single"][0], "id": "fx-99"}
+    def found_it(d):       # a retrieval row whose recall is raised, the table recomputed from the rows to match
+        row = next(r for r in d["rows"] if r["recall"]["fused"]["2"] < 1)
+        row["recall"]["fused"]["2"] = 1.0
+        d.update(retrieve.recall_table(d["rows"], list(d["recall"]), [2, 4]))
+
+    def raised(d):         # the same without the table: the rows no longer give it
+        next(r for r in d["rows"] if r["recall"]["fused"]["2"] < 1)["recall"]["fused"]["2"] = 1.0
     hand_in(lab, corpus, subs, "f1", edited(lab, "benchmark.json", right_answer))
     hand_in(lab, corpus, subs, "f2", edited(lab, "benchmark.json", invented))
+    hand_in(lab, corpus, subs, "f3", edited(lab, "retrieval.json", found_it))
+    hand_in(lab, corpus, subs, "f4", edited(lab, "retrieval.json", raised))
     results = grade_all(lab, corpus, subs)[0]
+    assert set(lost(results["f3"])) == {"re-run"}   # consistent: only re-running the question shows it
+    assert re.search(r"differs: retrieval.json, retrieve.py --eval whole .*: fx-\d+: fused@2 1.0 -> 0.5",
+                     lost(results["f3"])["re-run"])
+    assert "recall.fused.2.all" in lost(results["f4"])["week 2 retrieve.py: recomputed"]
     rerun = items_of(results["f1"])["re-run"]
     assert rerun["score"] < rerun["max_score"] and re.search(r"differs: benchmark.json single fx-\d+.*: answer",
                                                               rerun["output"])
@@ -268,13 +281,20 @@ def test_a_run_on_another_golden_file_is_caught(lab, corpus, tmp_path):
 
     def on_other_golden(d):
         d.update(report)
+
+    def on_other_golden_without_rows(d):   # a file written before retrieve.py --eval held its rows
+        d.update({k: v for k, v in report.items() if k != "rows"})
+        del d["rows"]
     hand_in(lab, corpus, tmp_path / "subs", "g1", edited(lab, "retrieval.json", on_other_golden), golden=other)
+    hand_in(lab, corpus, tmp_path / "subs", "g2", edited(lab, "retrieval.json", on_other_golden_without_rows))
     results = grade_all(lab, corpus, tmp_path / "subs", rerun=0)[0]
     why = lost(results["g1"])
     assert all("golden" in why[f"week {w}: fingerprints"] for w in ("2 retrieve.py", "4 verify_citations.py",
                                                                       "9 benchmark.py"))
     assert "run on another golden" in why["week 2 retrieve.py: fingerprints"]
-    assert "matches no part of the golden set" in why["week 2 retrieve.py: recomputed"]
+    assert "rows.6: 'fx-7' is not a golden question" in why["week 2 retrieve.py: recomputed"]
+    assert set(lost(results["g2"])) == {"week 2 retrieve.py: recomputed"}   # its manifest names the course's golden
+    assert "matches no part of the golden set" in lost(results["g2"])["week 2 retrieve.py: recomputed"]
 
 
 def test_a_corrupted_archive_or_broken_file_gets_a_line_and_zero_never_a_crash(lab, corpus, tmp_path):
@@ -331,5 +351,5 @@ def test_real_engine_a_student_row_re_run_by_the_grader_reproduces(corpus, golde
         p = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
         assert p.returncode == 0, p.stderr[-2000:]
     r = json.loads((tmp_path / "s-graded" / "r" / "results.json").read_text())
-    assert [line.split(":")[0] for line in items_of(r)["re-run"]["output"].splitlines()[1:]] == ["reproduced"]
+    assert [line.split(":")[0] for line in items_of(r)["re-run"]["output"].splitlines()[1:]] == ["drawn", "reproduced"]
     assert not {f"week 9 benchmark.py: {k}" for k in ("valid", "fingerprints", "recomputed")} & set(lost(r))
