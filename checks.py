@@ -21,11 +21,11 @@ import math
 from pathlib import Path
 
 import harness
-import links
 from answers import exact_match, f1, normalize_answer
 from citations import summarize
 from generate import DEFAULT_STYLE
-from retrieve import recall_table, sample_golden
+from figures import NUM, check_retrieval, check_router, close, differences, whole
+from retrieve import sample_golden
 from verify_citations import ROW_TIMING
 
 HERE = Path(__file__).parent
@@ -40,7 +40,6 @@ SHAPES = [({"recall", "n", "chunker", "depth"}, "retrieve.py", "python retrieve.
           ({"router", "modes", "settings"}, "router_eval.py", "python router_eval.py --json {path}"),
           ({"settings", "table", "by_kind", "rows"}, "injection.py", "python injection.py --json {path}")]
 PATTERN_FILE = {"settings", "model", "table", "per_question", "rows"}
-NUM = (int, float)
 ROW_FIELDS = {"id": str, "type": str, "source": str, "answer": (str, type(None)), "em": NUM, "f1": NUM,
               "doc_recall": NUM, "sentences": int, "cited": int, "supported": int, "citations": int, "precise": int,
               "invalid": int, "idk": bool, "error": bool, "calls": int, "prompt_tokens": int,
@@ -84,24 +83,6 @@ class Golden:
     def __init__(self, items):
         self.golden, self.by_id = items, {g["id"]: g for g in items}
         self.lcm = math.lcm(*{len(g["supporting_docs"]) for g in items})
-
-
-def whole(x):
-    return abs(x - round(x)) < 1e-6 * max(1.0, abs(x))
-
-
-def close(a, b):
-    return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
-
-
-def differences(have, want, path):
-    """Where two nested dicts of numbers differ: ['table.all.flare.answer_f1: 0.6 in the file, 0.4 recomputed']"""
-    if isinstance(want, dict):
-        if not isinstance(have, dict) or set(have) != set(want):
-            return [f"{path}: holds {sorted(have) if isinstance(have, dict) else have!r}, expected {sorted(want)}"]
-        return [d for k in want for d in differences(have[k], want[k], f"{path}.{k}" if path else k)]
-    ok = isinstance(have, NUM) and isinstance(want, NUM) and close(have, want) or have == want
-    return [] if ok else [f"{path}: {have!r} in the file, {want!r} recomputed"]
 
 
 def row_problem(r, optional=()):
@@ -220,88 +201,6 @@ def check_summary(data, course, styles_of_command):
     return [], wrong, data, units
 
 
-def split_counts(items):
-    out = {}
-    for g in items:
-        for s in ("all", g["type"], f"{g['source']}/{g['type']}"):
-            out[s] = out.get(s, 0) + 1
-    return out
-
-
-def parts_of(split, keys):
-    """The splits one is made of: all <- single, multi; multi <- hotpotqa/multi, musique/multi; a leaf: []."""
-    if "/" in split:
-        return []
-    return [s for s in ("single", "multi") if s in keys] if split == "all" else [s for s in keys
-                                                                               if s.endswith("/" + split)]
-
-
-def retrieval_rows(data, course):
-    """retrieve.py --eval's rows ("rows": per question, recall per method and k) -> (shape problems, wrong figures,
-    the golden items they are, the table recomputed from them)."""
-    rows, recall = data["rows"], data["recall"]
-    shape = {m: sorted(by_k) for m, by_k in recall.items()}
-    if not isinstance(rows, list) or not all(isinstance(r, dict) and isinstance(r.get("id"), str) and isinstance(
-            r.get("recall"), dict) and {m: sorted(v) for m, v in r["recall"].items() if isinstance(v, dict)} == shape
-            and all(isinstance(x, NUM) for v in r["recall"].values() for x in v.values()) for r in rows):
-        return [f"rows: each must be {{id, type, source, recall: method -> k -> a number}} for {shape}"], [], None, None
-    wrong, items = [], [course.by_id.get(r["id"]) for r in rows]
-    wrong += [f"rows.{i}: {r['id']!r} is not a golden question" for i, (r, g) in enumerate(zip(rows, items)) if not g]
-    wrong += [f"rows.{i}: {r['id']} is {r.get('source')}/{r.get('type')}, the golden set says {g['source']}/"
-              f"{g['type']}" for i, (r, g) in enumerate(zip(rows, items)) if g and (r.get("type"), r.get("source"))
-              != (g["type"], g["source"])]
-    wrong += [f"rows.{i}: {r['id']} {m}@{k} recall {x} is not a share of its {len(g['supporting_docs'])} documents"
-              for i, (r, g) in enumerate(zip(rows, items)) if g for m, v in r["recall"].items() for k, x in v.items()
-              if not (0 <= x <= 1 and whole(x * len(g["supporting_docs"])))]
-    if wrong:
-        return [], wrong, None, None
-    made = recall_table([{**r, "type": g["type"], "source": g["source"]} for r, g in zip(rows, items)],
-                        list(recall), sorted({int(k) for v in recall.values() for k in v}))
-    return [], differences({"recall": recall, "n": data["n"]}, made, ""), items, made
-
-
-def check_retrieval(data, course):
-    """retrieve.py --eval: recall[method][k][split] and n[split], recomputed from its per-question rows; a file
-    written before it held them is checked for consistency."""
-    recall, n = data.get("recall"), data.get("n")
-    ok = isinstance(recall, dict) and isinstance(n, dict) and all(isinstance(v, int) for v in n.values())
-    ok = ok and all(isinstance(by_k, dict) and all(isinstance(sp, dict) and set(sp) == set(n) and all(
-        isinstance(x, NUM) for x in sp.values()) for sp in by_k.values()) for by_k in recall.values())
-    if not ok:
-        return ["'recall' must map method -> k -> every split of 'n' -> a number"], None, data, []
-    if "rows" in data:
-        valid, wrong, items, made = retrieval_rows(data, course)
-        halves = [course.golden] + [[g for g in course.golden if links.split_of(g) == h] for h in ("dev", "test")]
-        if items and not any(items == base[:len(items)] or items == base for base in halves):
-            wrong.append(f"rows: their {len(items)} questions are not a part of the golden set that retrieve.py "
-                         f"--eval scores (all, a --split half, the first --limit), in its order")
-        units = [{"family": "retrieval", "method": "eval", "id": "all", "items": items}] if items else []
-        return valid, None if valid else wrong, data if not made else {**data, **made}, units
-    wrong = [f"n.{t}: {n[t]}, its parts add up to {sum(n[s] for s in ps)}" for t in n
-             if (ps := parts_of(t, n)) and sum(n[s] for s in ps) != n[t]]
-    for m, by_k in recall.items():
-        for k, sp in by_k.items():
-            where = f"recall.{m}.{k}"
-            wrong += [f"{where}.{s}: {x} is outside [0, 1]" for s, x in sp.items() if not 0 <= x <= 1]
-            wrong += [f"{where}.{s}: {x} times {n[s]} questions is not a whole count of documents"
-                      for s, x in sp.items() if not whole(x * n[s] * course.lcm)]
-            for t, ps in ((t, parts_of(t, sp)) for t in sp):
-                mean = sum(sp[s] * n[s] for s in ps) / max(1, n[t])
-                if ps and not close(mean, sp[t]):
-                    wrong.append(f"{where}.{t}: {sp[t]:.4f}, its parts average {mean:.4f}")
-        ks = sorted(by_k, key=lambda k: int(k) if k.isdigit() else 0)
-        if m in ("bm25", "dense"):   # their top-k lists are prefixes of each other: recall cannot fall with k
-            wrong += [f"recall.{m}: falls from k={a} to k={b} on {s}" for a, b in zip(ks, ks[1:])
-                      for s in by_k[a] if by_k[b][s] < by_k[a][s] - 1e-9]
-    halves = [course.golden] + [[g for g in course.golden if links.split_of(g) == h] for h in ("dev", "test")]
-    items = next((p for base in halves for p in (base, base[:n.get("all", 0)]) if split_counts(p) == n), None)
-    if items is None:
-        wrong.append(f"n {n} matches no part of the golden set that retrieve.py --eval scores "
-                     f"(all, a --split half, the first --limit)")
-    units = [{"family": "retrieval", "method": "eval", "id": "all", "items": items}] if items else []
-    return [], wrong, data, units
-
-
 def check_file(entry, raw, course):
     """One file (its manifest entry and bytes) against the course's Golden -> {"path", "script", "valid": [problems],
     "recomputed": [problems] or None (nothing to recompute), "figures" (recomputed where possible), "units" (what
@@ -328,6 +227,8 @@ def check_file(entry, raw, course):
     styles = command.split("--styles", 1)[1].split()[0].split(",") if "--styles" in command else [DEFAULT_STYLE]
     if out["script"] == "retrieve.py":
         found = check_retrieval(data, course)
+    elif out["script"] == "router_eval.py":
+        found = check_router(data, course)
     elif out["script"] == "verify_citations.py":
         found = check_summary(data, course, styles)
     elif isinstance(data, dict) and {"table", "rows"} <= set(data) and out["script"] != "injection.py":

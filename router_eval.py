@@ -198,10 +198,11 @@ def main():
               f"model={model}\n"
               f"modes={modes} limit={args.limit} router_limit={args.router_limit} k={args.k} final_k={args.final_k} "
               f"max_hops={args.max_hops} folds={FOLDS} seed={SEED} fresh={args.fresh}")
-        cache, routers = Cache("router_eval"), {}
+        cache, routers, routes = Cache("router_eval"), {}, {}   # routes: each router's decision per question
         for features in ("surface",) + (() if args.no_embed else ("surface+embed",)):
             name = "learned" if features == "surface" else "learned+embed"
-            routers[name] = confusion(golden, cv_predict(golden, features) > 0.5)
+            routes[name] = dict(zip((g["id"] for g in golden), map(bool, cv_predict(golden, features) > 0.5)))
+            routers[name] = confusion(golden, list(routes[name].values()))
             fitted = router.train_router(golden, features)
             med, p95 = time_router(fitted, [g["question"] for g in golden[:50]], repeat=2)
             routers[name].update(seconds_per_question=med / 1000, ms_median=med, ms_p95=p95)
@@ -214,14 +215,15 @@ def main():
         verdicts = [cached(cache, keyed("router", "route", q["question"], model), args.fresh,
                            lambda: llm_route(q["question"]))
                     for q in tqdm(routed, desc="llm router", unit="q", file=sys.stderr)]
-        routers["llm"] = confusion(routed, [v["multi"] for v in verdicts])
+        routes["llm"] = {g["id"]: bool(v["multi"]) for g, v in zip(routed, verdicts)}
+        routers["llm"] = confusion(routed, list(routes["llm"].values()))
         routers["llm"]["seconds_per_question"] = float(np.mean([v["seconds"] for v in verdicts]))
         routers["llm"]["errors"] = sum("error" in v for v in verdicts)
         if routers["llm"]["errors"]:
             print(f"llm router: {routers['llm']['errors']} unreadable verdict(s), counted as single")
         if len(routed) < len(golden):  # the learned router on the LLM router's very items, out-of-fold
-            oof = dict(zip((g["id"] for g in golden), cv_predict(golden) > 0.5))
-            routers["learned (same q)"] = confusion(routed, [oof[g["id"]] for g in routed])
+            routes["learned (same q)"] = {g["id"]: routes["learned"][g["id"]] for g in routed}
+            routers["learned (same q)"] = confusion(routed, list(routes["learned (same q)"].values()))
         items = sample_golden([g for g in golden if g["type"] == "multi"], args.limit)
         rows = {m: [] for m in modes}
         for item in tqdm(items if modes else [], desc="modes", unit="q", file=sys.stderr):
@@ -229,9 +231,9 @@ def main():
                 key = keyed("router_eval", "mode", m, item["question"], model, s)
                 try:
                     rows[m].append({**cached(cache, key, args.fresh, lambda: run_mode(m, item, s)),
-                                    "source": item["source"]})
+                                    "source": item["source"], "id": item["id"]})
                 except llm.LLMError as e:  # not cached: a rerun tries again
-                    rows[m].append({"error": str(e), "source": item["source"]})
+                    rows[m].append({"error": str(e), "source": item["source"], "id": item["id"]})
         table = {m: {"all": summarize(r), **{src: summarize([x for x in r if x["source"] == src])
                                              for src in sorted({x["source"] for x in r})}} for m, r in rows.items()}
     except (CorpusError, llm.LLMError) as e:
@@ -243,7 +245,10 @@ def main():
     print(f"\nwrote {args.png}")
     if args.json:
         report = {"router": routers, "modes": {m: {**t["all"], "by_source": {k: v for k, v in t.items() if k != "all"}}
-                                               for m, t in table.items()}, "settings": {**s, "model": model}}
+                                               for m, t in table.items()}, "settings": {**s, "model": model},
+                  # what the figures are made of (grade.py recomputes them): decisions and rows, per question
+                  "routes": routes, "rows": {m: [{k: v for k, v in r.items() if k != "steps"} for r in rs]
+                                             for m, rs in rows.items()}}
         write_json(args.json, report)
 
 

@@ -11,9 +11,11 @@ import sys
 import numpy as np
 import pytest
 
-import llm
+import checks
 import decompose as dc
+import llm
 import multihop as mh
+import retrieve
 import router
 import router_eval
 from conftest import NOT_STATED_REPLY, judge_defers
@@ -335,6 +337,14 @@ def test_router_eval_scripted_end_to_end_and_cached(corpus, golden_path, tmp_pat
     with llm.use_model(llm.ScriptedModel([])) as idle:  # a rerun answers from the cache: no model call at all
         router_eval.main()
     assert idle.calls == [] and json.loads((tmp_path / "r.json").read_text())["modes"] == first["modes"]
+    course = checks.Golden(retrieve.load_golden(golden_path))   # grade.py recomputes the figures from the file's
+    check = lambda d: checks.check_file({"path": "r.json"}, json.dumps(d).encode(), course)   # routes and rows
+    assert check(first)["script"] == "router_eval.py" and check(first)["recomputed"] == []
+    edited = json.loads(json.dumps(first))
+    edited["router"]["llm"]["accuracy"] = 5 / 6
+    edited["rows"]["chain"][0]["f1"] = 0.5
+    assert {p.split(":")[0] for p in check(edited)["recomputed"]} == {
+        "router.llm.accuracy", "rows.chain[0]", "modes.chain.f1", "modes.chain.by_source.fixture.f1"}
 
 
 def test_empty_question_is_one_clear_error(monkeypatch):
