@@ -113,22 +113,15 @@ def print_comparison(table):
 
 def evaluate_pattern(name, answer_fn, items, settings, stats_of, corpus=CORPUS_DIR, fresh=False):
     """Rows of answer_fn next to plain generate() rows on the same items, plus per-question pattern figures
-    (stats_of(result), kept in the 'pattern_stats' cache so a resumed run still has them).
+    (stats_of(result), read from the cached answers the rows were judged from; {} for an answer that failed).
     -> (compare() table, {method: rows}, [per-question figures with id, type, f1, generate_f1])"""
-    store, model = Cache("pattern_stats"), llm.engine_info()["model"]
-    key = lambda q: keyed(module_of(answer_fn), "stats", name, settings, model, q)
-
-    @functools.wraps(answer_fn)   # keeps its module: the rows follow the pattern's code
-    def answer(q):
-        result = answer_fn(q)
-        store.put(key(q), stats_of(result))
-        return result
-
     rows = {"generate": run(items, corpus=corpus, fresh=fresh),
-            name: evaluate(name, answer, items, settings, fresh)}
+            name: evaluate(name, answer_fn, items, settings, fresh)}
     f1 = {m: {r["id"]: r["f1"] for r in rs} for m, rs in rows.items()}
+    answers = Cache("answers")
+    kept = [answers.get(answer_key(name, answer_fn, settings, g)) for g in items]
     stats = [{"id": g["id"], "type": g["type"], "f1": f1[name][g["id"]], "generate_f1": f1["generate"][g["id"]],
-              **(store.get(key(g["question"])) or {})} for g in items]
+              **(stats_of(k["result"]) if k else {})} for g, k in zip(items, kept)]
     table = compare(rows)
     print_comparison(table)
     return table, rows, stats

@@ -27,7 +27,7 @@ from vector_index import CorpusError
 
 # ---- re-running with the reference code ----
 
-SCRATCH = ("answers", "rows", "pattern_stats", "judge", "injection_screen")
+SCRATCH = ("answers", "rows", "judge", "injection_screen")
 """The caches a re-run keeps in its scratch folder (cache.moved): it makes every model call again instead of reading
 a value back (the student's or anyone's). Retrieval's own stores (the index, chain's links) hold no model output
 and stay."""

@@ -87,7 +87,7 @@ def own_caches(tmp_path, monkeypatch):
     path = lambda corpus, chunker, extractor: tmp_path / f"graph-{extractor}.json"
     monkeypatch.setattr(graphrag, "graph_path", path)
     monkeypatch.setattr(graph_index, "graph_path", path)   # where build() writes it
-    with moved(("answers", "rows", "pattern_stats", "judge"), tmp_path / "cache"):
+    with moved(("answers", "rows", "judge"), tmp_path / "cache"):
         yield tmp_path / "cache"
 
 

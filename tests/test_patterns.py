@@ -503,6 +503,25 @@ def test_flare_eval_counts_triggers(corpus, golden_path, fresh_cache, tmp_path, 
     assert "2 retrievals triggered on 2/2 questions" in capsys.readouterr().out  # the forced answer's 0.2 token
 
 
+def test_flare_figures_come_from_the_cached_answers_whoever_made_them(corpus, golden_path, fresh_cache, tmp_path,
+                                                                      monkeypatch):
+    """The benchmark makes FLARE's answers and rows; flare.py --eval on the same questions then reads them back
+    (no FLARE call) and still has its per-question figures: they come from the cached answers, not from a cache
+    only the script's own run fills."""
+    specs, _ = benchmark.pattern_specs(["flare"], corpus)
+    with llm.use_model(llm.ScriptedModel(everything)):
+        benchmark.run_patterns(specs, eval_items(golden_path, 2, corpus))
+    out = tmp_path / "f.json"
+    monkeypatch.setattr(sys, "argv", ["flare.py", "--eval", "2", "--corpus", str(corpus), "--golden", str(golden_path),
+                                      "--json", str(out)])
+    with llm.use_model(llm.ScriptedModel(everything)) as m:
+        flare.main()
+    report = json.loads(out.read_text())
+    assert not any("FLARE" in str(messages) for messages, _ in m.calls)   # generate()'s rows only were made
+    assert report["flare"]["questions"] == 2 and report["flare"]["segments"] >= 2
+    assert all("segments" in q for q in report["per_question"])
+
+
 @pytest.mark.parametrize("module", [flare, sr, crag])
 def test_an_empty_question_is_one_clear_line(module, monkeypatch):
     monkeypatch.setattr(sys, "argv", ["x.py", "  "])
