@@ -8,12 +8,13 @@ grades with (grade.py adds the fingerprints and the re-runs).
 - valid: the shape its script writes (every row field citations.summarize() needs, the summary's figures, recall per
   method, k and split) and the manifest's sha256;
 - recomputed: from the file's rows where it has them (each row's EM/F1 from its answer, its counts and status, the
-  questions the script samples, then harness.compare() or, for verify_citations.py, citations.summarize() of them);
-  otherwise consistency (older verify_citations.py files, retrieve.py --eval): rates times counts whole and in
-  range, splits that average to their parents, counts a part of the golden set has; bars read recomputed figures;
+  questions the script samples, then harness.compare() or, for verify_citations.py, citations.summarize() of them;
+  retrieve.py's and router_eval.py's rows: figures.py); otherwise consistency (files written before their script
+  wrote rows): rates times counts whole and in range, splits that average to their parents, counts a part of the
+  golden set has; bars read recomputed figures;
 - a file against its re-run: the fields a re-made row must reproduce (row_changes), the bounds re-run questions put
   on a summary without rows (summary_bounds).
-Not handled: scripts without a shape here (router_eval.py, injection.py: valid only).
+Not handled: injection.py's file (valid only: no rubric week grades it).
 """
 import hashlib
 import json

@@ -220,7 +220,6 @@ class Screen(BaseModel):
 SCREEN_SCHEMA = Screen.model_json_schema()
 
 
-
 def screen(sentence):
     """The model's second look at one sentence: is it an instruction to the answering system? Cached per (this
     file's code, model, sentence)."""
