@@ -158,7 +158,34 @@ def check_rows(data, course):
     recomputed = harness.compare({m: rs for m, rs in rows.items() if rs}, tuple(table))
     units = [{"family": "rows", "method": m, "id": r["id"], "row": r} for m, rs in rows.items() for r in rs
              if r["id"] in course.by_id]
-    return [], wrong + differences(table, recomputed, "table"), {**data, "table": recomputed}, units
+    own, wrong = pattern_figures(data), wrong + differences(table, recomputed, "table")
+    if own:
+        wrong += own[0]
+    return [], wrong, {**data, "table": recomputed, **(own[1] if own else {})}, units
+
+
+def pattern_figures(data):
+    """A pattern script's own figures beside its table ({"flare": ...}, keyed by its module), recomputed by that
+    module's summarize_stats from the file's per_question, whose F1s must be its rows' -> (problems, {key: figures})
+    or None (not a pattern script's file)."""
+    import importlib
+    keys, stats = [k for k in data if k not in PATTERN_FILE], data.get("per_question")
+    if set(data) - set(keys) != PATTERN_FILE or len(keys) != 1 or not (HERE / f"{keys[0]}.py").exists():
+        return None
+    summarize = getattr(importlib.import_module(keys[0]), "summarize_stats", None)
+    if summarize is None or not isinstance(stats, list) or not all(isinstance(q, dict) for q in stats):
+        return None
+    f1 = {m: {r.get("id"): r.get("f1") for r in rs} for m, rs in data["rows"].items()}
+    name = next((m for m in f1 if m != "generate"), None)
+    wrong = [f"per_question[{i}]: {q.get('id')} F1 {q.get('f1')} / generate {q.get('generate_f1')}, its rows say "
+             f"{f1.get(name, {}).get(q.get('id'))} / {f1.get('generate', {}).get(q.get('id'))}"
+             for i, q in enumerate(stats) if (q.get("f1"), q.get("generate_f1")) != (
+                 f1.get(name, {}).get(q.get("id")), f1.get("generate", {}).get(q.get("id")))]
+    try:
+        made = summarize(stats, data.get("settings") or {})[1]
+    except (KeyError, TypeError, ValueError) as e:
+        return wrong + [f"per_question: {keys[0]}.summarize_stats cannot read it ({type(e).__name__}: {e})"], {}
+    return wrong + differences(data[keys[0]], made, keys[0]), {keys[0]: made}
 
 
 def check_summary(data, course, styles_of_command):

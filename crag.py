@@ -243,8 +243,9 @@ WHY_NEVER = {"correct": "no passage was graded 1 (> UPPER): the evaluator never 
              "ambiguous": "every question had either a passage stating the answer or only unrelated passages"}
 
 
-def summarize_actions(stats):
-    """How often each action fired, F1 per action, score counts -> (lines, dict for --json)."""
+def summarize_stats(stats, settings=None):
+    """How often each action fired, F1 per action, score counts -> (lines, dict for --json; grade.py recomputes it
+    from the file's per_question)."""
     have = [s for s in stats if "action" in s]
     out = {"questions": len(have), "upper": UPPER, "lower": LOWER,
            "actions": {a: sum(s["action"] == a for s in have) for a in ACTIONS},
@@ -288,7 +289,7 @@ def main():
     def describe(r):
         urls = "".join(f"  [{p['id']}] from {p['url']}\n" for p in r["passages"] if p.get("url"))
         return f"{urls}action {r['action']}  "
-    harness.pattern_main("crag", args, lambda q: crag_answer(q, **kw), key, crag_stats, summarize_actions, describe)
+    harness.pattern_main("crag", args, lambda q: crag_answer(q, **kw), key, crag_stats, summarize_stats, describe)
 
 
 if __name__ == "__main__":

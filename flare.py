@@ -221,8 +221,10 @@ def flare_stats(r):
             "min_confidence": min((s["confidence"] for s in segs), default=1.0)}
 
 
-def summarize_triggers(stats, threshold, query_mode):
-    """The FLARE figures under the table -> (lines, dict for --json)."""
+def summarize_stats(stats, settings):
+    """The FLARE figures under the table, from the per-question figures and the run's settings -> (lines, dict for
+    --json; grade.py recomputes it from the file's per_question)."""
+    threshold, query_mode = settings["threshold"], settings["query_mode"]
     have = [s for s in stats if "triggers" in s]
     n, total = len(have), sum(s["triggers"] for s in have)
     out = {"threshold": threshold, "query": query_mode, "questions": n, "retrievals_triggered": total,
@@ -264,8 +266,7 @@ def settings(args):
 
 def main():
     args, kw, key = harness.parse_settings("flare", parser, settings)
-    harness.pattern_main("flare", args, lambda q: flare_answer(q, **kw), key, flare_stats,
-                         lambda stats: summarize_triggers(stats, args.threshold, args.query),
+    harness.pattern_main("flare", args, lambda q: flare_answer(q, **kw), key, flare_stats, summarize_stats,
                          lambda r: f"retrievals triggered {r['triggers']}  ")
 
 

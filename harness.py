@@ -171,7 +171,8 @@ def parse_settings(prog, parser, settings):
 def pattern_main(name, args, answer, kw, stats_of, summarize_stats, describe=lambda r: ""):
     """The main() of a pattern script: one question (trace, verified answer, cost) or --eval N next to
     generate(). kw: the pattern's settings (printed, and part of the cache key); summarize_stats(per-question
-    figures) -> (lines to print, figures for --json); describe(result) -> a prefix for the cost line."""
+    figures, kw) -> (lines to print, figures for --json), the module's own summarize_stats, which grade.py
+    calls again on the file's per_question; describe(result) -> a prefix for the cost line."""
     settings = {k: str(v) if isinstance(v, Path) else v for k, v in kw.items()}
     try:
         question = None if args.eval else check_question(args.question)
@@ -188,7 +189,7 @@ def pattern_main(name, args, answer, kw, stats_of, summarize_stats, describe=lam
         table, rows, stats = evaluate_pattern(name, answer, items, settings, stats_of, args.corpus, args.fresh)
     except (ValueError, CorpusError, llm.LLMError) as e:
         sys.exit(f"{name.replace('-', '_')}: {e}")
-    lines, figures = summarize_stats(stats)
+    lines, figures = summarize_stats(stats, kw)
     print("\n".join(lines))
     if args.json:
         write_json(args.json, {"settings": settings, "model": llm.engine_info(), "table": table,

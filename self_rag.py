@@ -238,8 +238,9 @@ def self_rag_stats(r):
                 s["support"] == "fully" and s["usefulness"] >= USEFUL_MIN for s in crit)}
 
 
-def summarize_skips(stats):
-    """How often retrieval was skipped, and what that did to F1 -> (lines, dict for --json)."""
+def summarize_stats(stats, settings=None):
+    """How often retrieval was skipped, and what that did to F1 -> (lines, dict for --json; grade.py recomputes it
+    from the file's per_question)."""
     have = [s for s in stats if "retrieval" in s]
     skipped = [s for s in have if not s["retrieval"]]
     out = {"questions": len(have), "skipped_retrieval": len(skipped),
@@ -277,7 +278,7 @@ def settings(args):
 
 def main():
     args, kw, key = harness.parse_settings("self_rag", parser, settings)
-    harness.pattern_main("self-rag", args, lambda q: self_rag_answer(q, **kw), key, self_rag_stats, summarize_skips)
+    harness.pattern_main("self-rag", args, lambda q: self_rag_answer(q, **kw), key, self_rag_stats, summarize_stats)
 
 
 if __name__ == "__main__":

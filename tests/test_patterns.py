@@ -17,6 +17,7 @@ import types
 import pytest
 
 import benchmark
+import checks
 import crag
 import flare
 import llm
@@ -25,7 +26,7 @@ import citations
 import web_search
 from cache import moved
 from generate import IDK, JSON_EXAMPLE, SYSTEM
-from retrieve import eval_items
+from retrieve import eval_items, load_golden
 from conftest import NOT_STATED_REPLY, judge_defers
 
 GENERATE_SYSTEM = SYSTEM.format(example=JSON_EXAMPLE)
@@ -489,6 +490,13 @@ def test_eval_2_prints_the_common_table_and_pattern_figures(corpus, golden_path,
     with llm.use_model(llm.ScriptedModel([])) as m:
         rows, calls, failed = benchmark.run_patterns(specs, eval_items(golden_path, 2, corpus))
     assert calls == 0 and m.calls == [] and not failed and rows[script] == report["rows"][name]
+    # grade.py recomputes the script's own figures from its per_question with the module's summarize_stats
+    course = checks.Golden(load_golden(golden_path))
+    check = lambda d: checks.check_file({"path": "eval.json"}, json.dumps(d).encode(), course)["recomputed"]
+    assert check(report) == []
+    edited = json.loads(json.dumps(report))
+    edited[script]["questions"] += 1
+    assert [p.split(":")[0] for p in check(edited)] == [f"{script}.questions"]
 
 
 def test_flare_eval_counts_triggers(corpus, golden_path, fresh_cache, tmp_path, monkeypatch, capsys):
