@@ -169,8 +169,11 @@ def pattern_figures(data):
     module's summarize_stats from the file's per_question, whose F1s must be its rows' -> (problems, {key: figures})
     or None (not a pattern script's file)."""
     import importlib
+
+    import patterns
     keys, stats = [k for k in data if k not in PATTERN_FILE], data.get("per_question")
-    if set(data) - set(keys) != PATTERN_FILE or len(keys) != 1 or not (HERE / f"{keys[0]}.py").exists():
+    modules = {p.fn.__module__ for p in patterns.PATTERNS.values()}   # never a module a hand-in names at will
+    if set(data) - set(keys) != PATTERN_FILE or len(keys) != 1 or keys[0] not in modules:
         return None
     summarize = getattr(importlib.import_module(keys[0]), "summarize_stats", None)
     if summarize is None or not isinstance(stats, list) or not all(isinstance(q, dict) for q in stats):
