@@ -241,8 +241,9 @@ def rubric_problems(r):
     """What is wrong with a rubric (format: README, "For instructors"); [] when it can be used."""
     if not isinstance(r, dict) or not isinstance(r.get("weeks"), list) or not r["weeks"]:
         return ["a rubric is an object with a non-empty list 'weeks'"]
-    out = [] if isinstance(r.get("rerun", {}).get("points"), NUM) and 0 <= r["rerun"].get("tolerance", 0) <= 1 \
-        else ["'rerun' needs 'points' and a 'tolerance' in [0, 1]"]
+    out = [] if isinstance(r.get("rerun", {}).get("points"), NUM) and all(
+        0 <= r["rerun"].get(k, 0) <= 1 for k in ("tolerance", "retrieval_tolerance")) \
+        else ["'rerun' needs 'points', and 'tolerance' and 'retrieval_tolerance' in [0, 1]"]
     for i, w in enumerate(r["weeks"]):
         out += [f"weeks[{i}]: no {k!r}" for k in ("week", "script", "file", "points") if k not in w]
         out += [f"weeks[{i}].points: unknown item {k!r}" for k in w.get("points", {})

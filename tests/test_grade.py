@@ -266,6 +266,12 @@ def test_a_fabricated_row_is_caught(lab, corpus, golden_path, tmp_path):
     assert re.search(r"differs: retrieval.json, retrieve.py --eval whole .*: fx-\d+: fused@2 1.0 -> 0.5",
                      lost(results["f3"])["re-run"])
     assert "recall.fused.2.all" in lost(results["f4"])["week 2 retrieve.py: recomputed"]
+    # a rubric that lets a share of a report's questions move (an index built elsewhere) reproduces it, and says so
+    lenient = tmp_path / "lenient.json"
+    lenient.write_text(json.dumps({**RUBRIC, "rerun": {**RUBRIC["rerun"], "retrieval_tolerance": 0.5}}))
+    hand_in(lab, corpus, tmp_path / "one", "f3", edited(lab, "retrieval.json", found_it))
+    line = items_of(grade_all({**lab, "rubric": lenient}, corpus, tmp_path / "one")[0]["f3"])["re-run"]["output"]
+    assert re.search(r"reproduced: retrieval.json, .*1\d\.\d% of its questions moved, within the 50%", line)
     rerun = items_of(results["f1"])["re-run"]
     assert rerun["score"] < rerun["max_score"] and re.search(r"differs: benchmark.json single fx-\d+.*: answer",
                                                               rerun["output"])
