@@ -180,10 +180,10 @@ def pattern_figures(data):
         return None
     f1 = {m: {r.get("id"): r.get("f1") for r in rs} for m, rs in data["rows"].items()}
     name = next((m for m in f1 if m != "generate"), None)
+    rows_say = lambda q: (f1.get(name, {}).get(q.get("id")), f1.get("generate", {}).get(q.get("id")))
     wrong = [f"per_question[{i}]: {q.get('id')} F1 {q.get('f1')} / generate {q.get('generate_f1')}, its rows say "
-             f"{f1.get(name, {}).get(q.get('id'))} / {f1.get('generate', {}).get(q.get('id'))}"
-             for i, q in enumerate(stats) if (q.get("f1"), q.get("generate_f1")) != (
-                 f1.get(name, {}).get(q.get("id")), f1.get("generate", {}).get(q.get("id")))]
+             f"{rows_say(q)[0]} / {rows_say(q)[1]}" for i, q in enumerate(stats)
+             if (q.get("f1"), q.get("generate_f1")) != rows_say(q)]
     try:
         made = summarize(stats, data.get("settings") or {})[1]
     except (KeyError, TypeError, ValueError) as e:

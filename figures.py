@@ -81,14 +81,14 @@ def check_retrieval(data, course):
         isinstance(x, NUM) for x in sp.values()) for sp in by_k.values()) for by_k in recall.values())
     if not ok:
         return ["'recall' must map method -> k -> every split of 'n' -> a number"], None, data, []
+    halves = [course.golden] + [[g for g in course.golden if links.split_of(g) == h] for h in ("dev", "test")]
+    unit = lambda items: [{"family": "retrieval", "method": "eval", "id": "all", "items": items}] if items else []
     if "rows" in data:
         valid, wrong, items, made = retrieval_rows(data, course)
-        halves = [course.golden] + [[g for g in course.golden if links.split_of(g) == h] for h in ("dev", "test")]
-        if items and not any(items == base[:len(items)] or items == base for base in halves):
+        if items and not any(items == base[:len(items)] for base in halves):
             wrong.append(f"rows: their {len(items)} questions are not a part of the golden set that retrieve.py "
                          f"--eval scores (all, a --split half, the first --limit), in its order")
-        units = [{"family": "retrieval", "method": "eval", "id": "all", "items": items}] if items else []
-        return valid, None if valid else wrong, data if not made else {**data, **made}, units
+        return valid, None if valid else wrong, {**data, **made} if made else data, unit(items)
     wrong = [f"n.{t}: {n[t]}, its parts add up to {sum(n[s] for s in ps)}" for t in n
              if (ps := parts_of(t, n)) and sum(n[s] for s in ps) != n[t]]
     for m, by_k in recall.items():
@@ -105,13 +105,11 @@ def check_retrieval(data, course):
         if m in ("bm25", "dense"):   # their top-k lists are prefixes of each other: recall cannot fall with k
             wrong += [f"recall.{m}: falls from k={a} to k={b} on {s}" for a, b in zip(ks, ks[1:])
                       for s in by_k[a] if by_k[b][s] < by_k[a][s] - 1e-9]
-    halves = [course.golden] + [[g for g in course.golden if links.split_of(g) == h] for h in ("dev", "test")]
     items = next((p for base in halves for p in (base, base[:n.get("all", 0)]) if split_counts(p) == n), None)
     if items is None:
         wrong.append(f"n {n} matches no part of the golden set that retrieve.py --eval scores "
                      f"(all, a --split half, the first --limit)")
-    units = [{"family": "retrieval", "method": "eval", "id": "all", "items": items}] if items else []
-    return [], wrong, data, units
+    return [], wrong, data, unit(items)
 
 
 def check_router(data, course):

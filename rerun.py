@@ -143,11 +143,12 @@ def rerun_test(units, reruns, n, seed, spec, model_ok, budget=0):
     for u in (u for u in units if u["family"] == "retrieval"):
         report, problem, note = reruns.retrieval(u)
         got, mine = ({r["id"]: r["recall"] for r in report["rows"]} if report else {}), u["data"].get("rows", ())
-        moved = [f"{r['id']}: {m}@{k} {x} -> {got[r['id']][m][k]}" for r in mine for m, v in r["recall"].items()
-                 for k, x in v.items() if not close(x, got[r["id"]][m][k])] if report else []
-        diffs = [problem] if problem else moved + differences(   # a file with rows: the questions that moved first
+        moved = {r["id"]: [f"{m}@{k} {x} -> {got[r['id']][m][k]}" for m, v in r["recall"].items()
+                           for k, x in v.items() if not close(x, got[r["id"]][m][k])] for r in mine if report}
+        moved = {i: changes for i, changes in moved.items() if changes}   # question -> what moved
+        diffs = [problem] if problem else [f"{i}: {c}" for i, cs in moved.items() for c in cs] + differences(
             {"recall": u["data"]["recall"], "n": u["data"]["n"]}, {"recall": report["recall"], "n": report["n"]}, "")
-        share = len({d.split(":")[0] for d in moved}) / max(1, len(mine))
+        share = len(moved) / max(1, len(mine))
         within = bool(mine) and not problem and share <= spec.get("retrieval_tolerance", 0)   # an index built here
         retrieval.append(not diffs or within)
         lines.append(f"{'reproduced' if not diffs or within else 'differs'}: {u['file']}, retrieve.py --eval whole "
