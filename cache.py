@@ -74,6 +74,7 @@ class Cache:
         return hashlib.sha256(json.dumps(parts, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
     def _load(self):
+        self._seen = self._stat()   # the file as this object last read or wrote it (shared() compares)
         if not self.path.exists():
             return
         bad = 0
@@ -103,9 +104,19 @@ class Cache:
 
     @staticmethod
     def shared(name):
-        """The process's one Cache(name) for the folder it opens under now, loaded once (judge verdicts, the
-        detector's second look: caches read on every call)."""
-        return _opened(name, str(folder_of(name)))
+        """The process's one Cache(name) for the folder it opens under now (judge verdicts, answers: caches read on
+        every call), loaded once and read again only when the file changed beside it (another process, a re-key)."""
+        store = _opened(name, str(folder_of(name)))
+        if store._seen != store._stat():
+            store._load()
+        return store
+
+    def _stat(self):
+        try:
+            st = self.path.stat()
+            return st.st_size, st.st_mtime_ns
+        except FileNotFoundError:
+            return None
 
     def __contains__(self, key):
         return key in self.data
@@ -128,6 +139,8 @@ class Cache:
             self.meta.update((k, (k.module, k.rest)) for k, _ in items if isinstance(k, Key))
             with self.lock, open(self.path, "a", encoding="utf-8") as f:
                 f.write("".join(self._line(k, v) for k, v in items))
+                f.flush()
+                self._seen = self._stat()
 
     def put(self, key, value):
         """Keep value under key; a Key (keyed()) also records its module and inputs hash, for --rekey."""
@@ -136,6 +149,8 @@ class Cache:
             self.meta[key] = (key.module, key.rest)
         with self.lock, open(self.path, "a", encoding="utf-8") as f:
             f.write(self._line(key, value))
+            f.flush()
+            self._seen = self._stat()
         return value
 
 

@@ -280,7 +280,8 @@ def settings(args):
     kw = dict(k=args.k, web_k=args.web_k, web=web_search.resolve_backend(args.web),
               web_dir=web_search.standin_dir(args.web_dir), refine_knowledge=not args.no_refine, corpus=args.corpus,
               chunker=args.chunker)
-    return kw, kw
+    # the local stand-in is an index too: what it holds keys the answers (the real web cannot be named so)
+    return kw, {**kw, "web_index": web_search.fingerprint(kw["web_dir"])} if kw["web"] == "local" else kw
 
 
 def main():

@@ -19,29 +19,40 @@ import steps
 from cache import Cache, keyed, module_of, write_json
 from citations import print_checked, question_row, summarize, verify
 from generate import DEFAULT_STYLE, check_question, generate
-from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, eval_items
-from vector_index import CorpusError
+from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, eval_items, labels
+from vector_index import CorpusError, fingerprint
 
 HERE = Path(__file__).parent
 
 
+def index_of(settings):
+    """What the index a pattern retrieves from holds (vector_index.fingerprint of its settings' corpus and chunker,
+    known to the build that brought it up to date), or None for settings that name no corpus. A pattern with another
+    index besides (CRAG's web stand-in) names it in its own settings."""
+    if not settings.get("corpus"):
+        return None
+    return fingerprint(Path(settings["corpus"]), settings.get("chunker", DEFAULT_CHUNKER))
+
+
 def answer_key(name, answer_fn, settings, item):
     """The key of answer_fn's answer to a golden item: the code of the module it runs (cache.keyed), the pattern's
-    name and settings, the model and the question."""
-    return keyed(module_of(answer_fn), "answer", name, settings or {}, llm.engine_info()["model"],
+    name and settings, what the index it retrieves from holds (index_of), the model and the question."""
+    settings = settings or {}
+    return keyed(module_of(answer_fn), "answer", name, settings, index_of(settings), llm.engine_info()["model"],
                  item["question"], item["id"])
 
 
-def row_key(answer):
-    """The key of a row judged from an answer (its answer_key): the harness's code and what it imports (the
-    judge, citations, disputes, the quarantine), the judge model and the detector's weights."""
-    return keyed("harness", "row", answer, judge.judge_model() or "-", injection_detector.version())
+def row_key(answer, item):
+    """The key of a row judged from an answer (its answer_key) against a golden item's labels: the harness's code
+    and what it imports (the judge, citations, disputes, the quarantine), the labels, the judge model and the
+    detector's weights."""
+    return keyed("harness", "row", answer, labels(item), judge.judge_model() or "-", injection_detector.version())
 
 
 def cached_answer(name, answer_fn, item, settings=None, fresh=False):
     """{"result": answer_fn(question), "cost"}: cached under answer_key() in Cache("answers"), so every script
     that judges the same answers (evaluate, disputes.py) asks the model for them once."""
-    answers, key = Cache("answers"), answer_key(name, answer_fn, settings, item)
+    answers, key = Cache.shared("answers"), answer_key(name, answer_fn, settings, item)
     kept = None if fresh else answers.get(key)
     if kept is None:
         with llm.counting() as cost:
@@ -62,7 +73,7 @@ def evaluate(name, answer_fn, items, settings=None, fresh=False, progress=True):
     from tqdm import tqdm
     store, rows = Cache("rows"), []
     for item in tqdm(items, desc=name, unit="q", file=sys.stderr, disable=not progress):
-        key = row_key(answer_key(name, answer_fn, settings, item))
+        key = row_key(answer_key(name, answer_fn, settings, item), item)
         if not fresh and key in store:
             rows.append(store.get(key))
             continue
@@ -118,7 +129,7 @@ def evaluate_pattern(name, answer_fn, items, settings, stats_of, corpus=CORPUS_D
     rows = {"generate": run(items, corpus=corpus, fresh=fresh),
             name: evaluate(name, answer_fn, items, settings, fresh)}
     f1 = {m: {r["id"]: r["f1"] for r in rs} for m, rs in rows.items()}
-    answers = Cache("answers")
+    answers = Cache.shared("answers")
     kept = [answers.get(answer_key(name, answer_fn, settings, g)) for g in items]
     stats = [{"id": g["id"], "type": g["type"], "f1": f1[name][g["id"]], "generate_f1": f1["generate"][g["id"]],
               **(stats_of(k["result"]) if k else {})} for g, k in zip(items, kept)]

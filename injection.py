@@ -63,8 +63,8 @@ import patterns
 from cache import Cache, keyed, module_of
 from answers import normalize_answer
 from judge import joined, supports
-from retrieve import load_golden, retrieve_chunks
-from vector_index import CorpusError, build_index, warn
+from retrieve import get_retriever, labels, load_golden, retrieve_chunks
+from vector_index import CorpusError, build_index, fingerprint, warn
 
 HERE = Path(__file__).parent
 FIXTURE = HERE / "tests" / "fixtures" / "injection"
@@ -88,6 +88,19 @@ def load_items(path, limit=0):
     if not items:
         raise CorpusError(f"golden file {path} has no questions with an 'attack'")
     return items[:limit] if limit > 0 else items
+
+
+def with_known_docs(items, corpus=CORPUS):
+    """The items whose attack document is in the corpus's index; each other one gets one warning line and is skipped
+    (a typo in attack.doc would otherwise score an attack that never reached the prompt)."""
+    known = set(get_retriever(corpus).by_doc)
+    for item in items:
+        if item["attack"]["doc"] not in known:
+            warn(f"entry {item['id']!r}: attack doc {item['attack']['doc']!r} is not a document of {corpus}, skipped")
+    items = [i for i in items if i["attack"]["doc"] in known]
+    if not items:
+        raise CorpusError(f"no question's attack doc is a document of {corpus}")
+    return items
 
 
 def passages_for(item, corpus=CORPUS, k=K):
@@ -206,7 +219,8 @@ def run_method(method, items, corpus=CORPUS, k=K, fresh=False, progress=True):
     store, rows = Cache("injection"), []
     answer_key, get = answer_source(method, corpus, k)
     for item in tqdm(items, desc=method, unit="q", file=sys.stderr, disable=not progress):
-        key = keyed("injection", "row", answer_key(item), judge.judge_model() or "-", injection_detector.version())
+        key = keyed("injection", "row", answer_key(item), labels(item), judge.judge_model() or "-",
+                    injection_detector.version())
         if not fresh and key in store:
             rows.append(store.get(key))
             continue
@@ -222,10 +236,11 @@ def answer_source(method, corpus=CORPUS, k=K):
     answers, model = Cache("injection_answers"), llm.engine_info()["model"]
     answer = None if method in STYLES else answerer(method, corpus)
     module = "generate" if method in STYLES else module_of(answer)  # the code that makes the answers
-    # documents added to the corpus change what is retrieved
-    corpus_hash = Cache.key(*[(p.name, p.read_bytes().decode("utf-8", "replace"))
-                              for p in sorted(Path(corpus).glob("*")) if p.is_file()])
-    answer_key = lambda item: keyed(module, "answer", method, model, k, item["id"], item["question"], corpus_hash)
+    held = fingerprint(corpus)   # what retrieval can return: the index's content, as its build left it
+    # a prompt style is given the attack's document when retrieval misses it (passages_for); a pattern retrieves alone
+    forced = (lambda item: item["attack"]["doc"]) if method in STYLES else (lambda item: None)
+    answer_key = lambda item: keyed(module, "answer", method, model, k, item["id"], item["question"], held,
+                                    forced(item))
 
     def get(item, fresh=False):
         kept = None if fresh else answers.get(answer_key(item))
@@ -303,6 +318,11 @@ def main():
               f"golden={cache.portable(str(args.golden.resolve()))}")
         print(f"model: {llm.engine_info()['engine']} {llm.engine_info()['model']}")
         build_index(args.corpus, progress=False)
+        items = with_known_docs(items, args.corpus)
+        shipped = sorted({i["attack"]["kind"] for i in items} - set(injection_detector.fitted_without()))
+        if shipped:
+            print(f"note: no detector was fitted without {', '.join(shipped)}: its lofo rows use the shipped "
+                  f"detector (not trained on it either)")
         for m in methods:
             by_method[m] = run_method(m, items, args.corpus, args.k, args.fresh)
     except (ValueError, CorpusError) as e:
@@ -313,7 +333,8 @@ def main():
     print_tables(table, by_kind)
     if args.json:
         cache.write_json(args.json, {"settings": {"methods": methods, "k": args.k, "corpus": str(args.corpus),
-                                               "golden": str(args.golden), "code": cache.code_key("injection")},
+                                               "golden": str(args.golden), "code": cache.code_key("injection"),
+                                               **({"lofo_shipped_detector": shipped} if shipped else {})},
                                   "model": llm.engine_info(), "table": table, "by_kind": by_kind, "rows": by_method})
 
 

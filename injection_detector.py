@@ -190,10 +190,18 @@ _DETECTORS = {}
 
 def detector(without=None):
     """The committed detector (models/injection_detector.json), loaded once; None when the file is missing.
-    without="roleplay": the one fitted without that family (leave-one-family-out figures in injection.py)."""
+    without="roleplay": the one fitted without that family (leave-one-family-out figures in injection.py); a
+    family the file has no such fit for (a student's own, never in training) gets the shipped detector, which
+    never saw it either (fitted_without() says which families have their own)."""
     if without not in _DETECTORS and MODEL_PATH.exists():
-        _DETECTORS[without] = Detector.load(without=without)
+        _DETECTORS[without] = (Detector.load(without=without) if without is None or without in fitted_without()
+                               else detector())
     return _DETECTORS.get(without)
+
+
+def fitted_without():
+    """The attack families the committed file has a detector fitted without (leave-one-family-out); () without it."""
+    return tuple(json.loads(MODEL_PATH.read_text()).get("without", {})) if MODEL_PATH.exists() else ()
 
 
 @functools.lru_cache(maxsize=1)   # asked once per row: the weights file is read once per process (save() clears it)

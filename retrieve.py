@@ -51,6 +51,7 @@ RRF_K = 60                 # the usual reciprocal-rank-fusion constant (Cormack 
 SEED_PREFIX_CHARS = 1200   # what the seed code fed of a BM25 document
 GOLDEN_KEYS = {"id": str, "question": str, "answer": str, "aliases": list, "supporting_docs": list,
                "type": str, "hops": int, "source": str}
+LABELS = ("answer", "aliases", "supporting_docs", "type", "source", "attack")   # what an answer is scored against
 _RETRIEVERS = {}
 
 
@@ -229,6 +230,12 @@ def golden_problem(item):
     if not all(isinstance(d, str) for d in item["supporting_docs"]) or not item["supporting_docs"]:
         return "supporting_docs must be a non-empty list of document ids"
     return None
+
+
+def labels(item):
+    """A golden item's labels (LABELS), which every cached row scored against them is keyed by; its question and
+    id key the answer. An item without an attack gives attack None."""
+    return {k: item.get(k) for k in LABELS}
 
 
 def sample_golden(golden, n, seed=0):

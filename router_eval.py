@@ -37,8 +37,8 @@ import router
 from cache import Cache, keyed, write_json
 from generate import generate
 from answers import exact_match, f1
-from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, doc_recall, eval_items, sample_golden
-from vector_index import CorpusError
+from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, doc_recall, eval_items, labels, sample_golden
+from vector_index import CorpusError, fingerprint
 
 HERE = Path(__file__).parent
 PNG = HERE / "results" / "router_confusion.png"
@@ -192,6 +192,7 @@ def main():
     try:
         model = llm.engine_info()["model"]
         golden = eval_items(args.golden, 0, args.corpus, args.chunker)  # all items, index up to date
+        held = fingerprint(args.corpus, args.chunker)   # what the index holds: a mode row is keyed by it
         s = {"k": args.k, "final_k": args.final_k, "max_hops": args.max_hops,
              "corpus": str(Path(args.corpus).resolve()), "chunker": args.chunker}
         print(f"golden={args.golden} ({len(golden)} questions) corpus={args.corpus} chunker={args.chunker} "
@@ -228,7 +229,7 @@ def main():
         rows = {m: [] for m in modes}
         for item in tqdm(items if modes else [], desc="modes", unit="q", file=sys.stderr):
             for m in modes:
-                key = keyed("router_eval", "mode", m, item["question"], model, s)
+                key = keyed("router_eval", "mode", m, item["question"], model, s, held, labels(item))
                 try:
                     rows[m].append({**cached(cache, key, args.fresh, lambda: run_mode(m, item, s)),
                                     "source": item["source"], "id": item["id"]})

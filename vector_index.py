@@ -24,6 +24,7 @@ Not handled: PDFs and other formats (skipped with a message), sentence splitting
 """
 import argparse
 import hashlib
+import json
 import os
 import re
 import sys
@@ -138,6 +139,31 @@ def chunk(doc, chunker):
 
 _MODEL = None
 GENERATION = 0   # bumped by every build that changes an index, so in-process readers reload
+_FINGERPRINTS = {}   # (collection name, GENERATION) -> fingerprint, as a build left it or as read once
+
+
+def embed_model_name():
+    """What embeds queries and chunks: RAG_EMBED_MODEL, else the packaged all-MiniLM-L6-v2."""
+    return os.environ.get("RAG_EMBED_MODEL") or "all-MiniLM-L6-v2"
+
+
+def content_fingerprint(doc_hashes):
+    """{doc id: content hash} of an index -> 16 hex naming what it holds (and the embedding model that reads it).
+    content_fingerprint({'a': '1f2e'}) -> '5b0c...'; any document added, deleted or edited changes it."""
+    payload = json.dumps([embed_model_name(), sorted(doc_hashes.items())], ensure_ascii=False)
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def fingerprint(corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER):
+    """What the index of (corpus, chunker) holds, as content_fingerprint: every cache key of an answer names it
+    (harness.answer_key), so an edited corpus recomputes its answers. A build in this process leaves it (the
+    hashes it just checked); otherwise it is read once from the chunks' metadata (no file is re-read).
+    CorpusError when there is no index."""
+    key = (collection_name(corpus, chunker), GENERATION)
+    if key not in _FINGERPRINTS:
+        metas = get_all(get_collection(corpus, chunker), ["metadatas"])["metadatas"]
+        _FINGERPRINTS[key] = content_fingerprint({m["doc"]: m["hash"] for m in metas})
+    return _FINGERPRINTS[key]
 
 
 def embed(texts, batch_size=32):
@@ -266,6 +292,9 @@ def build_index(corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, max_mb=MAX_FILE_MB, 
     if records or to_delete:
         global GENERATION
         GENERATION += 1
+    held = {d: doc.hash for d, doc in docs.items()}   # what the index holds now: every loaded file at its hash,
+    held.update({m["doc"]: m["hash"] for m in existing.values() if m["doc"] in failed})   # a failed one its old
+    _FINGERPRINTS[(name, GENERATION)] = content_fingerprint(held)
     return {"chunker": chunker, "docs": len(docs), "chunks": total, "embedded": len(records),
             "deleted": len(to_delete), "kept": kept, "skipped": len(failed), "seconds": time.time() - start}
 

@@ -76,6 +76,14 @@ def ensure_index(folder):
         _BUILT[key] = vector_index.GENERATION
 
 
+def fingerprint(folder=None):
+    """What the stand-in's index holds (vector_index.fingerprint), built or brought up to date first: CRAG's answers
+    are keyed by it beside the corpus's."""
+    folder = standin_dir(folder)
+    ensure_index(folder)
+    return vector_index.fingerprint(folder)
+
+
 def provenance(folder):
     """{doc id: (url or None, path relative to the repository when inside it)} from each file's URL: line."""
     out = {}

@@ -1,0 +1,106 @@
+"""Replay a committed result from the cache with the model refused, and compare it field by field.
+
+    python replay.py results/citations_json_30.json verify_citations.py --limit 30 --styles json
+    python replay.py results/benchmark.json benchmark.py
+    python replay.py results/router_eval.json router_eval.py --limit 50 --router-limit 60
+
+Runs the script in this process with every model call refused (llm.ScriptedModel that raises, named as the real
+model so that the cache keys are the real ones), with `--json` pointed at a scratch file, then compares that file
+with the committed one. Expected output: the script's own output, then
+    ## verify_citations.py --limit 30 --styles json vs results/citations_json_30.json: exit 0; model calls refused: 0;
+       586 fields compared, 0 differ
+Timings (any key naming seconds or ms), engine labels and chart file names are not compared: they describe the
+run, not its figures. Exit status: 0 when no call was refused and no compared field differs, else 1.
+After an edit that moves cache keys (`python cache.py --rekey MODULE`, a new input in a key), this is how one
+checks that the committed figures still come from the cache: a miss shows as a refused call.
+Not handled: results written without --json (ordering_ab's plots), scripts that take no --json.
+"""
+import argparse
+import json
+import re
+import runpy
+import sys
+import tempfile
+from pathlib import Path
+
+import llm
+
+HERE = Path(__file__).parent
+SKIP = re.compile(r"seconds|(^|_)ms(_|$)|wall|^(engine|host|gguf|charts|png)$")  # run descriptions, not figures
+
+
+def fields(value, path=""):
+    """{'/a/0/b': leaf} of a JSON value, leaving out keys SKIP names. fields({'a': [1], 'ms_p95': 2}) -> {'/a/0': 1}"""
+    if isinstance(value, dict):
+        return {k: v for key, item in value.items() if not SKIP.search(str(key))
+                for k, v in fields(item, f"{path}/{key}").items()}
+    if isinstance(value, list):
+        return {k: v for i, item in enumerate(value) for k, v in fields(item, f"{path}/{i}").items()}
+    return {path: value}
+
+
+def compare(committed, replayed):
+    """[(field, committed value, replayed value)] of the fields that differ (a float within 1e-9 is equal)."""
+    a, b = fields(committed), fields(replayed)
+    same = lambda x, y: x == y or (isinstance(x, float) and isinstance(y, float) and abs(x - y) <= 1e-9)
+    return len(a.keys() | b.keys()), [(k, a.get(k), b.get(k)) for k in sorted(a.keys() | b.keys())
+                                      if not same(a.get(k), b.get(k))]
+
+
+def refusing_model():
+    """A scripted stand-in that refuses every call, named as the real model (the keys name it)."""
+    def refuse(messages, schema):
+        raise llm.LLMError("replay: not in the cache (the model is refused)")
+    model = llm.ScriptedModel(refuse)
+    model.name = llm.engine_info()["model"]
+    return model
+
+
+def run(script, args, out):
+    """Run `script args --json out` as __main__ with the model refused -> (exit status, calls refused)."""
+    model, status = refusing_model(), 0
+    saved, sys.argv = sys.argv, [script, *args, "--json", str(out)]
+    try:
+        with llm.use_model(model):
+            runpy.run_path(str(HERE / script), run_name="__main__")
+    except SystemExit as e:
+        status = e.code if isinstance(e.code, int) else (1 if e.code else 0)
+        if e.code and not isinstance(e.code, int):
+            print(e.code, file=sys.stderr)
+    finally:
+        sys.argv = saved
+    return status, len(model.calls)
+
+
+def replay(committed, script, args):
+    """Replay one committed result; -> (exit status, calls refused, fields compared, differences)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "replay.json"
+        status, refused = run(script, args, out)
+        if not out.exists():
+            return status or 1, refused, 0, [("(no file written)", str(committed), None)]
+        n, diffs = compare(json.loads(Path(committed).read_text()), json.loads(out.read_text()))
+    return status, refused, n, diffs
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="Replay a committed result from the cache with the model refused and "
+                                             "compare it field by field (timings and engine labels aside).")
+    ap.add_argument("committed", type=Path, help="the committed results file (e.g. results/benchmark.json)")
+    ap.add_argument("script", help="the script that wrote it (e.g. benchmark.py)")
+    ap.add_argument("args", nargs=argparse.REMAINDER, help="the script's flags, without --json")
+    args = ap.parse_args(argv)
+    if not args.committed.is_file():
+        sys.exit(f"replay: {args.committed} is not a file")
+    if not (HERE / args.script).is_file():
+        sys.exit(f"replay: {args.script} is not a script of {HERE}")
+    status, refused, n, diffs = replay(args.committed, args.script, args.args)
+    print(f"## {' '.join([args.script, *args.args])} vs {args.committed}: exit {status}; model calls refused: "
+          f"{refused}; {n} fields compared, {len(diffs)} differ")
+    for d in diffs[:40]:
+        print(f"   {d}")
+    sys.exit(0 if status == 0 and refused == 0 and not diffs else 1)
+
+
+if __name__ == "__main__":
+    main()
