@@ -1,9 +1,9 @@
 """One-off, for issue 29: move the committed cache entries to the keys that name every input (an answer's index
 fingerprint, a row's golden labels, an injection answer's forced attack doc), by replaying the commands that made
-the committed results with the model refused (replay.py); rows are re-scored from the moved answers and verdicts. A lookup under a new key that is not cached is tried
-under the key the old code (the tree at OLD, `git worktree add /tmp/old 9504c19`) gave the same inputs; a hit is
-copied under the new key. Nothing is computed: a replay that prints the committed figures shows that the moved
-entries are the right ones.
+the committed results with the model refused (replay.py); rows are re-scored from the moved answers and verdicts. A
+lookup under a new key that is not cached is tried under the key the old code (the tree at OLD, `git worktree add
+/tmp/old 9504c19`) gave the same inputs; a hit is copied under the new key. Nothing is computed: a replay that
+prints the committed figures shows that the moved entries are the right ones.
 
     python migrate29.py --old /tmp/old --run results/benchmark.json benchmark.py
     python cache.py --rekey graph_index               # extractions of documents no replay reads: code moved only

@@ -10,7 +10,8 @@ with the committed one. Expected output: the script's own output, then
     ## verify_citations.py --limit 30 --styles json vs results/citations_json_30.json: exit 0; model calls refused: 0;
        586 fields compared, 0 differ
 Timings (any key naming seconds or ms), engine labels, dates, machines, commands and chart file names are not
-compared: they describe the run, not its figures. Exit status: 0 when no call was refused and no compared field differs, else 1.
+compared: they describe the run, not its figures. Exit status: 0 when no call was refused and no compared field
+differs, else 1.
 After an edit that moves cache keys (`python cache.py --rekey MODULE`, a new input in a key), this is how one
 checks that the committed figures still come from the cache: a miss shows as a refused call.
 Not handled: results written without --json (ordering_ab's plots), scripts that take no --json.
@@ -26,7 +27,8 @@ from pathlib import Path
 import llm
 
 HERE = Path(__file__).parent
-SKIP = re.compile(r"seconds|(^|_)ms(_|$)|wall|^(engine|host|gguf|build|charts|png|date|machine|command)$")  # describe the run
+# keys that describe the run, not its figures
+SKIP = re.compile(r"seconds|(^|_)ms(_|$)|wall|^(engine|host|gguf|build|charts|png|date|machine|command)$")
 
 
 def fields(value, path=""):
