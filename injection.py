@@ -212,9 +212,10 @@ def answerer(method, corpus=CORPUS):
 
 
 def run_method(method, items, corpus=CORPUS, k=K, fresh=False, progress=True):
-    """One row per item. Answers are cached per (the code that makes them, method, model, question, corpus) and rows
-    per answer, this file's code and what it imports (the judge, the quarantine), the judge model and the detector's
-    weights (cache.keyed), so a new judge or detector re-scores the cached answers without asking for them again."""
+    """One row per item. Answers are cached as answer_source() says, rows per answer, the item's labels with its
+    attack (retrieve.labels), this file's code and what it imports (the judge, the quarantine), the judge model and
+    the detector's weights (cache.keyed), so a new judge, detector or target re-scores the cached answers without
+    asking for them again."""
     from tqdm import tqdm
     store, rows = Cache("injection"), []
     answer_key, get = answer_source(method, corpus, k)
@@ -231,8 +232,8 @@ def run_method(method, items, corpus=CORPUS, k=K, fresh=False, progress=True):
 
 def answer_source(method, corpus=CORPUS, k=K):
     """(answer_key(item), get(item, fresh) -> {"result", "seconds"}) for one method: answers cached per (method,
-    the code that makes them, model, question, corpus content) in Cache("injection_answers"), shared by every script
-    that scores them (run_method, disputes_eval.py --injection)."""
+    the code that makes them, model, question, what the index holds, the attack doc a prompt style is given) in
+    Cache("injection_answers"), shared by every script that scores them (run_method, disputes_eval.py --injection)."""
     answers, model = Cache("injection_answers"), llm.engine_info()["model"]
     answer = None if method in STYLES else answerer(method, corpus)
     module = "generate" if method in STYLES else module_of(answer)  # the code that makes the answers

@@ -345,6 +345,19 @@ def test_router_eval_scripted_end_to_end_and_cached(corpus, golden_path, tmp_pat
     edited["rows"]["chain"][0]["f1"] = 0.5
     assert {p.split(":")[0] for p in check(edited)["recomputed"]} == {
         "router.llm.accuracy", "rows.chain[0]", "modes.chain.f1", "modes.chain.by_source.fixture.f1"}
+    # a mode row is keyed by the golden labels too: an edited answer recomputes that question's rows, only its
+    edited_id = first["rows"]["single"][0]["id"]
+    golden = [dict(g, answer="Nobody") if g["id"] == edited_id else g for g in json.loads(golden_path.read_text())]
+    (tmp_path / "g.json").write_text(json.dumps(golden))
+    monkeypatch.setattr(sys, "argv", [a if a != str(golden_path) else str(tmp_path / "g.json") for a in argv])
+    with llm.use_model(llm.ScriptedModel(reply)) as again:
+        router_eval.main()
+    asked = {m[-1]["content"] for m, _ in again.calls}
+    rows = json.loads((tmp_path / "r.json").read_text())["rows"]
+    assert again.calls and all(r["f1"] == (0.0 if r["id"] == edited_id else 1.0) for rs in rows.values() for r in rs)
+    other = next(r["id"] for r in first["rows"]["single"] if r["id"] != edited_id)
+    question = next(g["question"] for g in golden if g["id"] == other)
+    assert not any(question in text for text in asked)   # the other question's rows came from the cache
 
 
 def test_empty_question_is_one_clear_error(monkeypatch):
