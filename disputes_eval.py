@@ -18,6 +18,7 @@ import injection
 import llm
 from disputes import check, suspects
 from retrieve import GOLDEN, eval_items
+from vector_index import build_index
 
 
 def eval_injection(families, k=4):
@@ -25,6 +26,7 @@ def eval_injection(families, k=4):
     prompt as injection.py puts it) is marked disputed, with the calls and seconds dispute() added."""
     from tqdm import tqdm
     items = [i for i in injection.load_items(injection.GOLDEN) if i["attack"]["kind"] in families]
+    build_index(injection.CORPUS, progress=False)   # up to date first: the answers are keyed by what it holds
     _, get = injection.answer_source("json", injection.CORPUS, k)   # the answers injection.py scored, cached
     rows = []
     for item in tqdm(items, desc="disputes", unit="q", file=sys.stderr):
