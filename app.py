@@ -37,6 +37,7 @@ import threading
 import time
 from pathlib import Path
 
+import answer_check
 import cache
 import citations
 import disputes
@@ -128,6 +129,8 @@ def answer_steps(question, pattern, corpus, choices):
                 box["stage"] = "checking citations (one judge call per citation)"
                 try:
                     box["verdicts"] = citations.verify(box["result"], box.get("dispute"))
+                    box["stage"] = "checking the answer itself (the cited passages asked the question)"
+                    box["checked"] = answer_check.check(box["result"], box["verdicts"], box.get("dispute"))
                 except Exception as e:  # the answer still shows, its chips marked unchecked
                     box["judge_error"] = str(e)
             box["judge"] = cost
@@ -161,7 +164,7 @@ def answer_steps(question, pattern, corpus, choices):
     if "dispute_error" in box:
         checked += f", disagreement check failed: {box['dispute_error']}"
     yield (render_status(f"done in {time.time() - start:.0f} s: {len(r['sentences'])} sentences, {checked}", "done"),
-           render_answer(r, verdicts, notice, box.get("dispute")), render_trace(r, pattern, box.get("judge"), info))
+           render_answer(r, verdicts, notice, box.get("dispute"), box.get("checked")), render_trace(r, pattern, box.get("judge"), info))
 
 
 def announce(question):

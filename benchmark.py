@@ -48,9 +48,19 @@ SPLITS = ("all", "single", "multi")
 COLUMNS = [("answer_em", "EM", ".3f"), ("answer_f1", "F1", ".3f"), ("doc_recall", "doc-rec", ".3f"),
            ("citation_recall", "c-recall", ".3f"), ("citation_precision", "c-prec", ".3f"),
            ("llm_calls", "calls/q", ".1f"), ("prompt_tokens", "prompt/q", ".0f"),
-           ("completion_tokens", "compl/q", ".0f"), ("seconds_p50", "s/q p50", ".1f")]
+           ("completion_tokens", "compl/q", ".0f"), ("seconds_p50", "s/q p50", ".1f"),
+           ("sentence_verified_precision", "old v-prec", ".3f"), ("verified_precision", "v-prec", ".3f"),
+           ("verified_coverage", "coverage", ".3f")]
 HEADERS = {"doc-rec": "supporting-doc recall", "c-recall": "citation recall", "c-prec": "citation precision",
-           "calls/q": "LLM calls/q", "prompt/q": "prompt tokens/q", "compl/q": "completion tokens/q"}
+           "calls/q": "LLM calls/q", "prompt/q": "prompt tokens/q", "compl/q": "completion tokens/q",
+           "old v-prec": "verified precision, per sentence (old)", "v-prec": "verified precision",
+           "coverage": "coverage (right answers shown verified)"}
+
+
+def cell(s, key, fmt, width=""):
+    """One table cell: the figure, or n/a when the summary has none (rows from before the answer check)."""
+    v = s.get(key)
+    return f"{'n/a':>{width}}" if v is None else f"{v:>{width}{fmt}}"
 
 
 def pattern_specs(names, corpus, chunker=DEFAULT_CHUNKER, graph_extractor=None):
@@ -93,14 +103,14 @@ def format_table(table):
     for split, by_pattern in table.items():
         n = next(iter(by_pattern.values()))["questions"]
         out.append(f"\n{split} (n={n})\n{'pattern':14}" + "".join(f"{h:>10}" for _, h, _ in COLUMNS))
-        out += [f"{name:14}" + "".join(f"{s[k]:>10{f}}" for k, _, f in COLUMNS) for name, s in by_pattern.items()]
+        out += [f"{name:14}" + "".join(cell(s, k, f, "10") for k, _, f in COLUMNS) for name, s in by_pattern.items()]
     return "\n".join(out)
 
 
 def markdown_table(by_pattern):
     head = ["pattern"] + [HEADERS.get(h, h) for _, h, _ in COLUMNS]
     lines = ["| " + " | ".join(head) + " |", "|---" + "|---:" * len(COLUMNS) + "|"]
-    lines += ["| " + " | ".join([name] + [f"{s[k]:{f}}" for k, _, f in COLUMNS]) + " |"
+    lines += ["| " + " | ".join([name] + [cell(s, k, f) for k, _, f in COLUMNS]) + " |"
               for name, s in by_pattern.items()]
     return "\n".join(lines)
 

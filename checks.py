@@ -46,7 +46,7 @@ ROW_FIELDS = {"id": str, "type": str, "source": str, "answer": (str, type(None))
               "invalid": int, "idk": bool, "error": bool, "calls": int, "prompt_tokens": int,
               "completion_tokens": int, "seconds": NUM, "judge_seconds": NUM}  # question_row (newer rows: "status" too)
 COMPARED = ("answer", "em", "f1", "doc_recall", "sentences", "cited", "supported", "citations", "precise", "invalid",
-            "idk", "error", "status")   # a re-run row against the student's: what the model and retrieval decide
+            "idk", "error", "status", "sentence_status")   # a re-run row against the student's: what the model and retrieval decide
 SUMMARY = ("questions", "sentences", "cited_sentence_rate", "invalid_ids", "citation_recall", "citation_precision",
            "answer_em", "answer_f1", "doc_recall", "idk_answers", "failed_answers", "llm_calls")  # summarize()
 
@@ -96,7 +96,7 @@ def row_problem(r, optional=()):
 
 
 def implied_status(r):
-    """The status citations.answer_status gives a row with these counts."""
+    """The sentence-level status citations.answer_status gives a row with these counts (its sentence_status)."""
     if r["error"] or r["idk"]:
         return "failed" if r["error"] else "idk"
     return "unverified" if not r["supported"] else "verified" if r["supported"] == r["sentences"] else "partly verified"
@@ -131,8 +131,9 @@ def row_checks(data, rows, course, optional=()):
                           if not close(r[k], x)]
             wrong += [f"{where}: {a} {r[a]} > {b} {r[b]}" for a, b in (("cited", "sentences"),
                       ("supported", "sentences"), ("precise", "citations")) if r[a] > r[b]]
-            if "status" in r and r["status"] != implied_status(r):
-                wrong.append(f"{where}: status {r['status']!r}, its counts say {implied_status(r)!r}")
+            old = "sentence_status" if "sentence_status" in r else "status"   # older rows: "status" was per sentence
+            if old in r and r[old] != implied_status(r):
+                wrong.append(f"{where}: {old} {r[old]!r}, its counts say {implied_status(r)!r}")
     failed = {(f.get("pattern"), f.get("id")) for f in data.get("failed") or [] if isinstance(f, dict)}
     asked = data.get("questions")
     for m, rs in rows.items():

@@ -10,7 +10,10 @@ ALCE's ChatGPT figures on ASQA, for comparison: recall 73.6, precision 72.5.
 """
 import statistics
 
+import answer_check
 import disputes
+import judge
+import llm
 from answers import exact_match, f1
 from generate import quarantine_reasons
 from judge import joined, supports
@@ -44,7 +47,7 @@ def verify(result, dispute=None):
         quarantined = {c: m for c in cites
                        if (m := quarantine_reasons(by_id[c]["text"]) + ([conflict[c]] if c in conflict else []))}
         usable = [c for c in cites if c not in quarantined]
-        supported = bool(usable) and check(s["text"], joined([by_id[c] for c in usable]))
+        supported, how = _judged(s["text"], joined([by_id[c] for c in usable]), slot) if usable else (False, "")
         precise = {}
         for c in cites:
             if not supported or c in quarantined:
@@ -55,8 +58,23 @@ def verify(result, dispute=None):
                 others = [by_id[o] for o in usable if o != c]
                 precise[c] = check(s["text"], by_id[c]["text"]) or not check(s["text"], joined(others))
         out.append({"text": s["text"], "cites": cites, "supported": supported, "precise": precise,
-                    "quarantined": quarantined})
+                    "quarantined": quarantined, "how": how})
     return out
+
+
+def _judged(text, source, slot):
+    """(supported, how the judge decided: "answer" when the source's own answer to the question matched the
+    sentence's, "choice", "rescue" (a very confident verdict after the choice), "verdict", or "minicheck"), the same
+    cached replies judge.supports() reads."""
+    if judge.judge_model():
+        return supports(text, source), "minicheck"
+    try:
+        ok, parts = judge.judge_claim(text, source, **slot)
+    except llm.ReplyError:
+        return False, "failed"
+    how = ("verdict" if "answer" not in parts else "answer" if "choice" not in parts and "verdict" not in parts
+           else "choice" if "verdict" not in parts else "rescue" if "choice" in parts else "verdict")
+    return bool(ok), how
 
 
 def answer_status(result, verdicts):
@@ -76,19 +94,28 @@ def answer_status(result, verdicts):
 UNVERIFIED = "unverified: no sentence of this answer is supported by its sources"
 
 
-def question_row(result, item, verdicts, cost, judge_cost):
-    """The numbers one answered question contributes to a run (cacheable, no model objects)."""
+def question_row(result, item, verdicts, cost, judge_cost, checked=None):
+    """The numbers one answered question contributes to a run (cacheable, no model objects). checked: the
+    answer-level check (answer_check.check) when made: its status, score and reasons, the old sentence-level
+    status beside it as sentence_status, and whether the answer is right by the labels (answer_check.right)."""
     sentences, citations = verdicts, [ok for v in verdicts for ok in v["precise"].values()]
+    checked = checked or {"status": answer_status(result, verdicts)}
     return {"id": item["id"], "type": item["type"], "source": item["source"], "answer": result["answer"],
             "em": exact_match(result["answer"], item), "f1": f1(result["answer"], item),
+            "right": answer_check.right(result["answer"], item) and not result["idk"],
             "doc_recall": doc_recall(result.get("retrieved") or result["passages"], item["supporting_docs"]),
             "sentences": len(sentences), "cited": sum(bool(v["cites"]) for v in sentences),
             "supported": sum(v["supported"] for v in sentences), "citations": len(citations),
             "precise": sum(citations), "invalid": len(result["invalid_ids"]), "idk": bool(result["idk"]),
-            "error": bool(result.get("error")), "status": answer_status(result, verdicts), "calls": cost["calls"],
-            "prompt_tokens": cost["prompt_tokens"],
-            "completion_tokens": cost["completion_tokens"], "seconds": cost["seconds"],
-            "judge_seconds": judge_cost["seconds"]}
+            "error": bool(result.get("error")), "sentence_status": answer_status(result, verdicts),
+            "status": checked["status"], "score": checked.get("score"), "reasons": checked.get("reasons", []),
+            "calibration": checked.get("calibration"), "features": checked.get("features"),
+            "verdicts": [{"text": v["text"], "cites": v["cites"], "supported": v["supported"], "how": v.get("how")}
+                         for v in verdicts],
+            "chunk_ids": [p.get("chunk_id") for p in result["passages"]], "calls": cost["calls"],
+            "prompt_tokens": cost["prompt_tokens"], "completion_tokens": cost["completion_tokens"],
+            "seconds": cost["seconds"], "judge_seconds": judge_cost["seconds"],
+            "judge_calls": judge_cost.get("calls", 0)}
 
 
 def summarize(rows):
@@ -104,14 +131,37 @@ def summarize(rows):
             "prompt_tokens": total("prompt_tokens") / n, "completion_tokens": total("completion_tokens") / n,
             "seconds_per_question": total("seconds") / n,
             "seconds_p50": statistics.median([r["seconds"] for r in rows] or [0]),
-            "judge_seconds_per_sentence": total("judge_seconds") / sentences}
+            "judge_seconds_per_sentence": total("judge_seconds") / sentences, **verified_figures(rows)}
 
 
-def print_answer(result, verdicts):
-    status = answer_status(result, verdicts)
-    shown = (f"{UNVERIFIED.upper()[:10]}{UNVERIFIED[10:]} (the model said: {result['answer']})"
-             if status == "unverified" else f"{result['answer']}   [{status}]")
+def verified_figures(rows):
+    """What "verified" is worth over a run: its precision (right answers among those shown verified, by
+    answer_check.right) and coverage (right answers shown verified), for the answer check's status and for the old
+    sentence-level one beside it. None where there is nothing to divide (rows from before the answer check)."""
+    if not rows or any("right" not in r for r in rows):
+        return {}
+    div = lambda a, b: a / b if b else None
+    right = sum(r["right"] for r in rows)
+    out = {}
+    for name, key in (("verified", "status"), ("sentence_verified", "sentence_status")):
+        shown = [r for r in rows if r.get(key) == "verified"]
+        out.update({f"{name}_share": len(shown) / len(rows), f"{name}_precision": div(sum(r["right"] for r in shown),
+                    len(shown)), f"{name}_coverage": div(sum(r["right"] for r in shown), right)})
+    return out
+
+
+def print_answer(result, verdicts, dispute=None):
+    """One checked answer for a CLI: the short answer only when the answer check (answer_check.check) verifies it,
+    otherwise what the check found and why; then each sentence's verdicts and the sources."""
+    checked = answer_check.check(result, verdicts, dispute)
+    status = checked["status"]
+    shown = (f"{result['answer']}   [verified: score {checked['score']:.2f}]" if status == "verified" else
+             f"{result['answer']}   [{status}]" if status in ("idk", "failed") else
+             f"{answer_check.STATUS_TEXT[status].upper()} (the model said: {result['answer']})")
     print(f"\nquestion: {result['question']}\nanswer:   {shown}")
+    for why in checked["reasons"]:
+        print(f"          - {why}")
+    print(f"          (sentences: {answer_status(result, verdicts)}; calibration: {checked['calibration']})")
     for n, v in enumerate(verdicts, 1):
         quarantined = v.get("quarantined", {})
         marks = " ".join(f"[{c}: " + (f"not allowed as support: {', '.join(quarantined[c])}" if c in quarantined
@@ -135,7 +185,7 @@ def print_checked(result, show_disputes=None):
     (default SHOW_DISPUTES), then whether its passages disagree (disputes.py: one call per passage about the
     question)."""
     d = disputes.check(result) if (SHOW_DISPUTES if show_disputes is None else show_disputes) else None
-    print_answer(result, verify(result, d))
+    print_answer(result, verify(result, d), d)
     if d is not None:
         d = d if d["disputed"] else None
         print(disputes.describe(d) if d else "not disputed: the passages that answer the question agree")
@@ -145,14 +195,16 @@ COLUMNS = [("questions", "questions", "d"), ("sentences", "sentences", "d"), ("c
            ("invalid_ids", "invalid", "d"), ("citation_recall", "c-recall", ".3f"),
            ("citation_precision", "c-prec", ".3f"), ("answer_f1", "F1", ".3f"),
            ("seconds_per_question", "s/q", ".1f"), ("seconds_p50", "s/q p50", ".1f"),
-           ("judge_seconds_per_sentence", "judge s", ".1f")]
+           ("judge_seconds_per_sentence", "judge s", ".1f"), ("sentence_verified_precision", "old v-prec", ".3f"),
+           ("verified_precision", "v-prec", ".3f"), ("verified_coverage", "coverage", ".3f")]
 
 
 def print_table(summaries):
     """One row per style, fixed columns; ALCE's ChatGPT citation figures underneath for scale."""
     print(f"\n{'style':8}" + "".join(f"{h:>10}" for _, h, _ in COLUMNS))
     for style, s in summaries.items():
-        print(f"{style:8}" + "".join(f"{s[key]:>10{fmt}}" for key, _, fmt in COLUMNS))
+        print(f"{style:8}" + "".join(f"{'n/a':>10}" if s.get(key) is None else f"{s[key]:>10{fmt}}"
+                                     for key, _, fmt in COLUMNS))
     alce = {k: f"{v:>10.3f}" for k, v in ALCE_CHATGPT_ASQA.items()}
     print(f"{'ALCE*':8}" + "".join(alce.get(key, f"{'':>10}") for key, _, _ in COLUMNS[:6])
           + "   *ChatGPT on ASQA (Gao et al. 2023)")

@@ -12,6 +12,7 @@ import functools
 import sys
 from pathlib import Path
 
+import answer_check
 import injection_detector
 import judge
 import llm
@@ -44,9 +45,10 @@ def answer_key(name, answer_fn, settings, item):
 
 def row_key(answer, item):
     """The key of a row judged from an answer (its answer_key) against a golden item's labels: the harness's code
-    and what it imports (the judge, citations, disputes, the quarantine), the labels, the judge model and the
-    detector's weights."""
-    return keyed("harness", "row", answer, labels(item), judge.judge_model() or "-", injection_detector.version())
+    and what it imports (the judge, citations, disputes, the quarantine, the answer check), the labels, the judge
+    model, the detector's weights and the answer check's calibration file."""
+    return keyed("harness", "row", answer, labels(item), judge.judge_model() or "-", injection_detector.version(),
+                 answer_check.calibration_id())
 
 
 def cached_answer(name, answer_fn, item, settings=None, fresh=False):
@@ -80,7 +82,8 @@ def evaluate(name, answer_fn, items, settings=None, fresh=False, progress=True):
         kept = cached_answer(name, answer_fn, item, settings, fresh)
         with judge.spending() as judge_cost:   # cached verdicts count what they cost when first judged
             verdicts = verify(kept["result"])
-        rows.append(store.put(key, question_row(kept["result"], item, verdicts, kept["cost"], judge_cost)))
+            checked = answer_check.check(kept["result"], verdicts)
+        rows.append(store.put(key, question_row(kept["result"], item, verdicts, kept["cost"], judge_cost, checked)))
     return rows
 
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import links
 import steps
-from citations import UNVERIFIED, answer_status
+import answer_check
+from citations import answer_status
 
 MAX_SOURCE_CHARS = 1500     # of a cited chunk shown in its pop-up
 CSS = """
@@ -34,7 +35,9 @@ white-space:normal}
 .chip:hover>.pop,.chip[open]>.pop{display:block}
 .pop .src{max-height:14em;overflow:auto;background:#f6f6f6;padding:4px 6px;margin:4px 0}
 .sentence{margin:6px 0;line-height:1.9}.sentence.unsupported{text-decoration:underline wavy #d9473b}
-.short{font-size:1.25em;font-weight:700;margin-bottom:6px}.short.unverified{color:#8a1c13}
+.short{font-size:1.25em;font-weight:700;margin-bottom:6px}.short.unverified{color:#8a1c13}\
+.short.unconfirmed{font-weight:400;font-size:1em}.chip.verified{background:#c8f0cf}.chip.supported{background:#fff1c2}\
+.chip.unanswered,.chip.disputed{background:#fbd3d0}
 .disputed{display:inline-block;margin:2px 0 8px;padding:1px 9px;border-radius:9px;background:#fdeccb;color:#6b4300;\
 border:1px solid #d9962b}
 .said{color:#666;margin-bottom:6px}.said s{color:#999}.notice{padding:6px 10px;border-radius:6px;background:#fff1c7}
@@ -74,21 +77,32 @@ def _via_html(p):
     return f', <span class="via" data-via>{esc(links.describe(p["via"]))}</span>' if p.get("via") else ""
 
 
-def render_answer(result, verdicts, notice=None, dispute=None):
+def render_answer(result, verdicts, notice=None, dispute=None, checked=None):
     """A result (generate()-shaped) and verify(result)'s verdicts (None: not checked) -> the answer's HTML:
     the short answer, a DISPUTED chip with every answer and its sources when `dispute` (disputes.check's dict)
     says the passages disagree, each sentence with one chip per citation (class and data-verdict supported /
-    unsupported / invalid / unchecked), uncited sentences marked, then the sources the model was given."""
+    unsupported / invalid / unchecked), uncited sentences marked, then the sources the model was given.
+    checked: answer_check.check()'s dict; the short answer is the bold headline only when it says "verified",
+    otherwise it shows under a chip saying what the check found (without a check: "not confirmed")."""
     by_id = {p["id"]: p for p in result.get("passages", [])}
     invalid = {}
     for bad in result.get("invalid_ids", []):
         invalid.setdefault(bad["sentence"], []).append(bad["id"])
     out = [f'<div class="notice">{esc(notice)}</div>'] if notice else []
-    status = answer_status(result, verdicts)
-    if status == "unverified":  # the verdicts do not back it: never the headline
-        out.append(f'<div class="short unverified" data-answer="" data-status="unverified">'
-                   f'{esc(UNVERIFIED.capitalize())}'
-                   f'</div><div class="said">the model said: <s>{esc(result.get("answer", ""))}</s></div>')
+    sentences = answer_status(result, verdicts)
+    checked = checked or ({"status": "unanswered" if sentences == "unverified" else "supported", "reasons": []}
+                          if sentences not in ("idk", "failed", "unchecked") else None)
+    status = checked["status"] if checked else sentences
+    if status == "verified":  # the calibrated answer check passed: the only bold headline
+        title = f"score {checked['score']:.2f}, calibration {checked['calibration']}"
+        out.append(f'<div class="short" data-answer data-status="verified">{esc(result.get("answer", ""))}'
+                   f' <span class="chip verified" data-check="verified" title="{esc(title)}">verified</span></div>')
+    elif checked and status not in ("idk", "failed", "unchecked"):  # shown, never as the headline
+        why = "; ".join(checked["reasons"]) or answer_check.STATUS_TEXT[status]
+        out.append(f'<div class="short unconfirmed" data-answer="" data-status="{status}">'
+                   f'<span class="chip {status}" data-check="{status}">{esc(answer_check.STATUS_TEXT[status])}</span>'
+                   f'</div><div class="said">the model said: {esc(result.get("answer", ""))}'
+                   f' <span class="why">({esc(why)})</span></div>')
     else:
         out.append(f'<div class="short" data-answer data-status="{status}">{esc(result.get("answer", ""))}</div>')
     if dispute and dispute.get("disputed"):

@@ -146,13 +146,18 @@ def test_an_answer_no_sentence_supports_is_not_the_headline(capsys):
               "sentences": [{"text": "It was directed in New York City.", "cites": ["S1"]}], "invalid_ids": []}
     red = [{"text": "x", "cites": ["S1"], "supported": False, "precise": {"S1": False}, "quarantined": {}}]
     out = page.render_answer(result, red)
-    assert 'data-status="unverified"' in out and "<s>New York City</s>" in out
-    assert re.search(r'class="short unverified"[^>]*>Unverified: no sentence', out)
+    assert 'data-status="unanswered"' in out and "the model said: New York City" in out
+    assert re.search(r'class="short unconfirmed"[^>]*><span class="chip unanswered"[^>]*>the sources do not answer', out)
     citations.print_answer(result, red)
-    assert ("answer:   UNVERIFIED: no sentence of this answer is supported by its sources "
-            "(the model said: New York City)" in capsys.readouterr().out)
+    assert ("answer:   THE SOURCES DO NOT ANSWER THIS QUESTION (the model said: New York City)"
+            in capsys.readouterr().out)
     green = [{**red[0], "supported": True, "precise": {"S1": True}}]
-    assert 'data-status="verified">New York City</div>' in page.render_answer(result, green)
+    assert 'class="short"' not in page.render_answer(result, green)   # supported, not confirmed: no bold headline
+    assert 'data-status="supported"' in page.render_answer(result, green)
+    verified = {"status": "verified", "score": 0.93, "reasons": [], "calibration": "m@2026-12-02"}
+    assert re.search(r'<div class="short" data-answer data-status="verified">New York City <span class="chip '
+                     r'verified"[^>]*title="score 0.93, calibration m@2026-12-02"', page.render_answer(
+                         result, green, checked=verified))
     assert citations.answer_status(result, green + red) == "partly verified"
     assert citations.answer_status({**result, "idk": True}, red) == "idk"
 

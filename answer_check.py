@@ -1,0 +1,264 @@
+"""Week 4 (the answer itself): is the short answer a user reads first right? citations.verify checks each
+sentence against its sources; this checks the headline, in three parts, and combines them into one score.
+
+- stated (no model call): a supported sentence states the short answer (or, for yes/no, the supported sentences
+  name what the question compares). A headline no sentence states is never verified.
+- relevant (no model call): the answer is the kind of thing the question asks for: a date for "when", a number
+  for "how many", yes/no for "Is ...?", one of the options for "X or Y?", never a bare year for "where"/"who".
+- agreed (at most one model call, cached): the cited passages, read in the order the sentences cite them (passage
+  A gives the bridge, then passage B the answer), are asked the question on their own (judge.source_answer);
+  their answer must match the short answer. When the sentence that states the answer was judged by the same
+  comparison on the same passages, that reply is reused from the judge's cache: no call.
+- score(): a small logistic model over these parts and what the lab already knows (sentence verdicts, how the
+  sentence judge passed the answer's sentence, disputes, retrieval scores), fitted per model by
+  answer_check_eval.py on the dev split; "verified" needs score >= the threshold chosen there for a target
+  precision. A model with no calibration gets "supported" marks only, never "verified".
+"""
+import hashlib
+import json
+import math
+import re
+from pathlib import Path
+
+import llm
+from answers import NOT_STATED, answers_match, named_in, normalize_answer, stated_fuller, subject_names, token_f1
+from judge import MAX_SOURCE_CHARS, joined, source_answer
+
+HERE = Path(__file__).parent
+CALIBRATIONS = HERE / "models" / "calibration"
+YESNO_START = re.compile(r"^\s*(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should)\b", re.I)
+MONTHS = ("january february march april may june july august september october november december "
+          "jan feb mar apr jun jul aug sep sept oct nov dec").split()
+NUMBER_WORDS = set("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+                   "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety "
+                   "hundred thousand million billion dozen".split())
+DATE_RELATIONS = ("inception", "date", "point in time", "start time", "end time", "publication date", "founded",
+                  "dissolved", "abolished", "year")
+PLACE_RELATIONS = ("located in", "country", "place of", "headquarters", "location", "continent", "capital")
+
+
+def right(answer, item):
+    """The lab's label for a right answer: it contains the gold answer or an alias (SQuAD-normalised), or has token
+    F1 >= 0.5 with one. ('the engineer Tomas Vell', {'answer': 'Tomas Vell'}) -> True"""
+    a = f" {normalize_answer(answer)} "
+    for gold in [item["answer"]] + list(item.get("aliases", [])):
+        g = normalize_answer(gold)
+        if g and (f" {g} " in a or token_f1(answer, gold) >= 0.5):
+            return True
+    return False
+
+
+def asked_kind(question):
+    """What a question asks for: "yesno", "choice" (X or Y?), "number", "date", "place", "person" or None.
+    'How many ...' -> number; 'Is A or B older?' -> choice; 'X >> inception' (MuSiQue's form) -> date"""
+    q = question.strip().lower()
+    if ">>" in q:
+        rel = q.split(">>")[-1]
+        return ("date" if any(r in rel for r in DATE_RELATIONS) else
+                "place" if any(r in rel for r in PLACE_RELATIONS) else None)
+    if YESNO_START.match(q):
+        return "choice" if re.search(r"\bor\b", q) else "yesno"
+    if re.search(r"\bhow (many|much|long|old|tall|high|big|far|large|deep|wide)\b", q):
+        return "number"
+    if re.match(r"^(when\b|(in |on )?(what|which) (year|date|decade|century|month|day)\b)", q):
+        return "date"
+    if re.match(r"^(where\b|(in |from |at |to )?(what|which) (city|country|town|state|place|county|continent))", q):
+        return "place"
+    if re.match(r"^(who|whom|whose)\b", q):
+        return "person"
+    if re.search(r"\bor\b", q) and re.match(r"^(which|who|what)\b", q):
+        return "choice"
+    return None
+
+
+def _is_yesno(answer):
+    return normalize_answer(answer).split()[:1] in (["yes"], ["no"])
+
+
+def _has_date(answer):
+    words = normalize_answer(answer).split()
+    return bool(re.search(r"\d", answer)) or any(w in MONTHS for w in words) or "century" in words
+
+
+def _has_number(answer):
+    words = normalize_answer(answer).split()
+    return bool(re.search(r"\d", answer)) or any(w in NUMBER_WORDS for w in words)
+
+
+def _bare_number(answer):
+    return bool(re.fullmatch(r"[\d\s.,:/–-]+(bc|ad|bce|ce|s)?", normalize_answer(answer))) or all(
+        w in NUMBER_WORDS or w in MONTHS or w.isdigit() for w in normalize_answer(answer).split())
+
+
+def relevant(question, answer):
+    """(fits, reason): whether the answer is the kind the question asks for (asked_kind); None kinds always fit."""
+    kind = asked_kind(question)
+    if kind is None:
+        return not _is_yesno(answer), "" if not _is_yesno(answer) else f"'{answer}' answers yes/no to a question " \
+                                                                       "that asks for something else"
+    fits = {"yesno": _is_yesno(answer), "number": _has_number(answer), "date": _has_date(answer),
+            "place": not _is_yesno(answer) and not _bare_number(answer),
+            "person": not _is_yesno(answer) and not _bare_number(answer),
+            "choice": not _is_yesno(answer) and named_in(question, answer, 0.5)}[kind]
+    what = {"yesno": "yes or no", "number": "a number", "date": "a date", "place": "a place", "person": "a person",
+            "choice": "one of the options the question names"}[kind]
+    return fits, "" if fits else f"the question asks for {what}; '{answer}' is not one"
+
+
+def stating(result, verdicts):
+    """The supported sentences that state the short answer (for yes/no: that name what the question is about)."""
+    answer, question = result.get("answer") or "", result.get("question") or ""
+    good = [v for v in verdicts if v["supported"]]
+    if _is_yesno(answer):
+        names = subject_names(question)
+        told = " ".join(v["text"] for v in good)
+        return good if good and all(named_in(told, n, 0.5) for n in names) else []
+    return [v for v in good if named_in(v["text"], answer, 1.0)]
+
+
+def stated(result, verdicts):
+    """(ok, reason): a supported sentence states the short answer."""
+    if stating(result, verdicts):
+        return True, ""
+    if not any(v["supported"] for v in verdicts):
+        return False, "no sentence of this answer is supported by its sources"
+    return False, f"no supported sentence states '{result.get('answer', '')}'"
+
+
+def chain_source(result, verdicts):
+    """The cited passages of the supported sentences, in the order the sentences cite them (the bridge first),
+    joined as one source; '' when none."""
+    by_id = {p["id"]: p for p in result.get("passages", [])}
+    order = [c for v in verdicts if v["supported"] for c in v["cites"] if c in by_id and c not in v.get(
+        "quarantined", {})]
+    return joined([by_id[c] for c in dict.fromkeys(order)])[:MAX_SOURCE_CHARS]
+
+
+def agreed(result, verdicts):
+    """(ok, their answer, reason): the chain of cited passages asked the question on their own (one cached call)."""
+    source, answer, question = chain_source(result, verdicts), result.get("answer") or "", result["question"]
+    if not source:
+        return False, "", "no supported sentence cites a passage"
+    try:
+        said = str(source_answer(question, source)["value"]).strip()
+    except llm.ReplyError:
+        return False, "", "the passages' own answer was out of shape"
+    if normalize_answer(said) in NOT_STATED:
+        return False, said, "the cited passages, asked the question, say it is not stated"
+    ok = answers_match(said, answer, question) or answers_match(answer, said, question) or stated_fuller(
+        said, answer, source)
+    return ok, said, "" if ok else f"the cited passages, asked the question, answer '{said}'"
+
+
+def features(result, verdicts, parts, dispute=None):
+    """The numbers the score reads, each in [0, 1]: the three parts (parts: check()'s), the sentence verdicts and how
+    the judge passed the sentence that states the answer (citations.verify's "how": "answer" when the source's own
+    answer matched), the dispute (disputes.check's dict or None) and the best dense retrieval score cited."""
+    n = max(1, len(verdicts))
+    states = stating(result, verdicts)
+    cited = {c for v in verdicts for c in v["cites"]}
+    source, names = chain_source(result, verdicts), subject_names(result["question"])
+    answer = result.get("answer") or ""
+    dense = [p["dense"] for p in result.get("passages", []) if p["id"] in cited and isinstance(p.get("dense"), float)]
+    return {"stated": float(parts["stated"]), "relevant": float(parts["relevant"]), "agreed": float(parts["agreed"]),
+            "all_supported": float(all(v["supported"] for v in verdicts) and bool(verdicts)),
+            "supported_share": sum(v["supported"] for v in verdicts) / n,
+            "stated_by_comparison": float(any(v.get("how") == "answer" for v in states)),
+            "disputed": float(bool(dispute and dispute.get("disputed"))),
+            "yesno": float(_is_yesno(result.get("answer") or "")),
+            "cited_dense": max(dense) if dense else 0.0,
+            "multi_hop": multi_hop(result["question"]),     # the learned router's P(multi): no model call
+            "one_passage": float(len(cited) == 1),
+            "covers_question": sum(named_in(source, x, 1.0) for x in names) / len(names) if names else 1.0,
+            "answer_in_passages": min(2, sum(named_in(p["text"], answer, 1.0) for p in result.get("passages", []))) / 2}
+
+
+def multi_hop(question):
+    """P(the question needs two hops), from the learned router (router.py) that smart_answer routes with."""
+    import router
+    return round(router.learned_route(question, _router())[1], 4)
+
+
+_ROUTER = []
+
+
+def _router():
+    import router
+    if not _ROUTER:
+        _ROUTER.append(router.load_router())
+    return _ROUTER[0]
+
+
+def calibration_path(model=None):
+    """Where the calibration of `model` (default: the model that answers) lives."""
+    name = re.sub(r"[^\w.-]+", "_", model or llm.engine_info()["model"])
+    return CALIBRATIONS / f"{name}.json"
+
+
+def calibration(model=None):
+    """The fitted calibration {model, features, coef, intercept, threshold, ...} of a model, or None."""
+    path = calibration_path(model)
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def calibration_id(model=None):
+    """A short hash of the calibration file in force ("none" without one): part of every row's key."""
+    path = calibration_path(model)
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:12] if path.exists() else "none"
+
+
+def score(feats, cal):
+    """P(right) from the calibration's logistic model."""
+    z = cal["intercept"] + sum(c * feats[f] for f, c in zip(cal["features"], cal["coef"]))
+    return 1 / (1 + math.exp(-z))
+
+
+STATUS_TEXT = {
+    "verified": "verified: the sentences are supported and the answer is confirmed",
+    "supported": "the sentences are supported, but the answer is not confirmed",
+    "unanswered": "the sources do not answer this question",
+    "disputed": "disputed: the sources disagree",
+    "idk": "the model said it does not know", "failed": "the model's reply was unusable"}
+
+
+def calibration_name(cal):
+    return f"{cal['model']}@{cal['fitted']}" if cal else "none"
+
+
+def check(result, verdicts, dispute=None, cal=False):
+    """The answer-level check: {"status", "score", "reasons", "parts", "calibration"}. status is one of
+    STATUS_TEXT; "verified" only when a calibration for the answering model exists and the score reaches its
+    threshold, and never when no supported sentence states the answer. cal: a calibration dict, None for none
+    (supported marks only), False (default) for the answering model's own."""
+    cal = calibration() if cal is False else cal
+    base = {"score": None, "reasons": [], "parts": {}, "calibration": calibration_name(cal)}
+    if result.get("error"):
+        return {**base, "status": "failed", "reasons": [str(result["error"])[:120]]}
+    if result.get("idk"):
+        return {**base, "status": "idk"}
+    if verdicts is None:
+        return {**base, "status": "unchecked"}
+    ok_stated, why_stated = stated(result, verdicts)
+    ok_relevant, why_relevant = relevant(result["question"], result.get("answer") or "")
+    ok_agreed, said, why_agreed = agreed(result, verdicts)
+    parts = {"stated": ok_stated, "relevant": ok_relevant, "agreed": ok_agreed, "their_answer": said}
+    reasons = [r for r in (why_stated, why_relevant, why_agreed) if r]
+    feats = features(result, verdicts, parts, dispute)
+    if cal and set(cal["features"]) - set(feats):   # fitted on features this code no longer computes
+        reasons.append(f"calibration {calibration_name(cal)} reads other features: refit (answer_check_eval.py --fit)")
+        cal = None
+    s = round(score(feats, cal), 4) if cal else None
+    if not any(v["supported"] for v in verdicts) or (not ok_agreed and normalize_answer(said) in NOT_STATED
+                                                     and not ok_stated):
+        status = "unanswered"
+    elif dispute and dispute.get("disputed"):
+        status, reasons = "disputed", reasons + ["the passages give different answers"]
+    elif cal and ok_stated and s >= cal["threshold"]:
+        status = "verified"
+    else:
+        status = "supported"
+        if cal and ok_stated:
+            reasons.append(f"score {s:.2f} is below the threshold {cal['threshold']:.2f}")
+        elif not cal and base["calibration"] == "none":
+            reasons.append(f"no calibration for {llm.engine_info()['model']}: run answer_check_eval.py --fit")
+    return {**base, "status": status, "score": s, "reasons": reasons, "parts": parts, "features": feats}

@@ -1,0 +1,179 @@
+"""Calibrating "verified": fit the answer check's score on the dev split, choose its threshold for a target
+precision, and report on the test split (answer_check.py holds the check itself).
+
+    python answer_check_eval.py --fit                  # fit on dev, write models/calibration/<model>.json, report test
+    python answer_check_eval.py                        # report with the calibration in force
+    python answer_check_eval.py --patterns single --limit 20 --cached-only   # a quick look, no new answers
+    RAG_LLM=ollama RAG_MODEL=llama3.1:8b python answer_check_eval.py --fit   # recalibrate for another model
+
+Expected output: the settings, a progress bar per pattern, then per pattern and split: questions, answers right,
+shown verified (old, per sentence) and their precision, shown verified (new) and their precision, coverage (the
+share of right answers still shown verified), and the unanswerable items shown verified. With --json, the rows'
+features and a risk-coverage curve (PNG beside the JSON). Answers and rows come from the harness's caches, so a
+rerun is quick; the first run of a pattern on the 304 golden questions takes hours on the embedded engine.
+
+The fit: scikit-learn's LogisticRegression over answer_check.features (a handful of named numbers, so the
+coefficients can be read), on the dev rows of every pattern given, pooled. The threshold: the lowest score t
+whose verified set on dev keeps (wrong + 1) / (verified + 1) <= 1 - target (the finite-sample correction of
+conformal risk control), among answers a supported sentence states. Test rows are never read by the fit.
+"""
+import argparse
+import json
+import sys
+from datetime import date
+from pathlib import Path
+
+import answer_check
+import harness
+import llm
+import patterns
+from cache import Cache, write_json
+from links import split_of
+from retrieve import CORPUS_DIR, GOLDEN, eval_items
+from vector_index import CorpusError
+
+HERE = Path(__file__).parent
+TARGET = 0.90     # the precision "verified" should keep
+UNANSWERABLE = HERE / "pairs" / "unanswerable.json"   # answer_check_data.py builds it, with its corpus
+
+
+def rows_for(name, items, corpus, cached_only=False):
+    """harness.evaluate rows of pattern `name` on items (cached answers and rows; cached_only skips items whose
+    answer is not cached yet)."""
+    p = patterns.PATTERNS[name]
+    settings, fn = p.answerer(corpus)
+    if cached_only:
+        answers = Cache.shared("answers")
+        items = [g for g in items if answers.get(harness.answer_key(p.cache, fn, settings, g)) is not None]
+    return harness.evaluate(p.cache, fn, items, settings)
+
+
+def precision_at(rows, t):
+    """(verified, right among them) at threshold t, for rows whose answer a supported sentence states."""
+    shown = [r for r in rows if r["features"] and r["features"]["stated"] and r["score_fit"] >= t]
+    return len(shown), sum(r["right"] for r in shown)
+
+
+def choose_threshold(rows, target=TARGET):
+    """The lowest score whose verified set on these rows keeps (wrong + 1) / (verified + 1) <= 1 - target."""
+    for t in sorted({r["score_fit"] for r in rows if r["features"]}):
+        n, ok = precision_at(rows, t)
+        if n and (n - ok + 1) / (n + 1) <= 1 - target:
+            return t
+    return 1.01   # nothing reaches the target: nothing is verified
+
+
+def fit(rows, target=TARGET):
+    """A calibration dict fitted on rows (dev): LogisticRegression on the features, its threshold for target."""
+    from sklearn.linear_model import LogisticRegression
+    usable = [r for r in rows if r["features"]]
+    names = sorted(usable[0]["features"])
+    x = [[r["features"][f] for f in names] for r in usable]
+    y = [int(r["right"]) for r in usable]
+    lr = LogisticRegression(C=1.0, max_iter=1000).fit(x, y)
+    cal = {"model": llm.engine_info()["model"], "fitted": date.today().isoformat(), "features": names,
+           "coef": [round(float(c), 4) for c in lr.coef_[0]], "intercept": round(float(lr.intercept_[0]), 4),
+           "target": target, "dev_rows": len(usable)}
+    for r in usable:
+        r["score_fit"] = answer_check.score(r["features"], cal)
+    cal["threshold"] = round(choose_threshold(usable, target), 4)
+    return cal
+
+
+def report(rows, cal):
+    """Figures of one set of rows under a calibration: verified precision and coverage, old and new."""
+    for r in rows:
+        r["score_fit"] = answer_check.score(r["features"], cal) if cal and r["features"] else 0.0
+    answerable = [r for r in rows if not r.get("unanswerable")]
+    right = sum(r["right"] for r in answerable)
+    old = [r for r in answerable if r["sentence_status"] == "verified"]
+    n, ok = precision_at(answerable, cal["threshold"]) if cal else (0, 0)
+    un = [r for r in rows if r.get("unanswerable")]
+    un_old = sum(r["sentence_status"] == "verified" for r in un)
+    un_new = precision_at(un, cal["threshold"])[0] if cal else 0
+    div = lambda a, b: round(a / b, 3) if b else None
+    return {"questions": len(answerable), "right": right, "old_verified": len(old),
+            "old_precision": div(sum(r["right"] for r in old), len(old)), "old_coverage": div(
+                sum(r["right"] for r in old), right), "verified": n, "precision": div(ok, n),
+            "coverage": div(ok, right), "unanswerable": len(un), "unanswerable_old_verified": un_old,
+            "unanswerable_verified": un_new}
+
+
+def risk_coverage(by_pattern, cal, path):
+    """A PNG: for each pattern's test rows, precision of "verified" against coverage as the threshold moves."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(5.5, 4))
+    for name, rows in by_pattern.items():
+        rows = [r for r in rows if not r.get("unanswerable") and r["features"]]
+        right = max(1, sum(r["right"] for r in rows))
+        pts = [(ok / right, ok / n) for t in sorted({r["score_fit"] for r in rows})
+               for n, ok in [precision_at(rows, t)] if n]
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=".", label=name)
+    ax.axhline(cal["target"], ls="--", c="grey", lw=0.8)
+    ax.set_xlabel("coverage (right answers shown verified)")
+    ax.set_ylabel("precision of verified")
+    ax.set_title(f"test split, {cal['model']}")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return path
+
+
+def main():
+    ap = argparse.ArgumentParser(description="Fit and report the answer check's calibration (answer_check.py).")
+    ap.add_argument("--patterns", default="single,smart", help="comma-separated patterns (patterns.PATTERNS)")
+    ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions")
+    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="the corpus the golden questions run on")
+    ap.add_argument("--limit", type=int, default=0, help="golden questions per split (0: all)")
+    ap.add_argument("--fit", action="store_true", help="fit on dev and write the calibration for this model")
+    ap.add_argument("--target", type=float, default=TARGET, help="precision of verified to aim for on dev")
+    ap.add_argument("--cached-only", action="store_true", help="only questions whose answers are cached")
+    ap.add_argument("--no-unanswerable", action="store_true", help="leave out the unanswerable items")
+    ap.add_argument("--json", type=Path, help="write figures and rows here (and the risk-coverage PNG beside it)")
+    args = ap.parse_args()
+    try:
+        names = patterns.parse(args.patterns)
+        golden = eval_items(args.golden, 0, args.corpus)
+        split = {s: [g for g in golden if split_of(g) == s][:args.limit or None] for s in ("dev", "test")}
+        extra = {} if args.no_unanswerable or not UNANSWERABLE.exists() else json.loads(UNANSWERABLE.read_text())
+        print(f"model={llm.engine_info()['model']} patterns={','.join(names)} dev={len(split['dev'])} "
+              f"test={len(split['test'])} unanswerable={len(extra.get('items', []))}")
+        rows = {}
+        for name in names:
+            for s, items in split.items():
+                got = rows_for(name, items, args.corpus, args.cached_only)
+                un = [g for g in extra.get("items", []) if g["split"] == s][:args.limit or None]
+                got += [{**r, "unanswerable": True} for r in rows_for(
+                    name, un, HERE / extra["corpus"], args.cached_only)] if un else []
+                rows[(name, s)] = got
+    except (ValueError, CorpusError, llm.LLMError) as e:
+        sys.exit(f"answer_check_eval: {e}")
+    cal = answer_check.calibration()
+    if args.fit:
+        cal = fit([r for (n, s), rs in rows.items() if s == "dev" for r in rs], args.target)
+        answer_check.CALIBRATIONS.mkdir(parents=True, exist_ok=True)
+        write_json(answer_check.calibration_path(), cal)
+        print(f"wrote {answer_check.calibration_path()}: threshold {cal['threshold']} on {cal['dev_rows']} dev rows")
+        print("  " + ", ".join(f"{f} {c:+.2f}" for f, c in zip(cal["features"], cal["coef"]))
+              + f", intercept {cal['intercept']:+.2f}")
+    if not cal:
+        sys.exit("answer_check_eval: no calibration for this model: run with --fit")
+    figures = {f"{n}/{s}": report(rs, cal) for (n, s), rs in rows.items()}
+    cols = list(next(iter(figures.values())))
+    short = {c: c.replace("unanswerable", "unans").replace("old_", "old ").replace("_verified", " ver")
+             .replace("precision", "prec").replace("coverage", "cover") for c in cols}
+    print(f"\n{'pattern/split':14}" + "".join(f"{short[c]:>11}" for c in cols))
+    for k, f in figures.items():
+        print(f"{k:14}" + "".join(f"{'n/a' if f[c] is None else f[c]:>11}" for c in cols))
+    if args.json:
+        png = risk_coverage({n: rs for (n, s), rs in rows.items() if s == "test"}, cal,
+                            args.json.with_suffix(".png"))
+        write_json(args.json, {"model": llm.engine_info(), "calibration": cal, "figures": figures,
+                               "rows": {f"{n}/{s}": rs for (n, s), rs in rows.items()}})
+        print(f"wrote {args.json} and {png}")
+
+
+if __name__ == "__main__":
+    main()
