@@ -162,11 +162,12 @@ def main():
         sys.exit("answer_check_eval: no calibration for this model: run with --fit")
     figures = {f"{n}/{s}": report(rs, cal) for (n, s), rs in rows.items()}
     cols = list(next(iter(figures.values())))
-    short = {c: c.replace("unanswerable", "unans").replace("old_", "old ").replace("_verified", " ver")
-             .replace("precision", "prec").replace("coverage", "cover") for c in cols}
-    print(f"\n{'pattern/split':14}" + "".join(f"{short[c]:>11}" for c in cols))
+    short = {"questions": "n", "right": "right", "old_verified": "old ver", "old_precision": "old prec",
+             "old_coverage": "old cover", "verified": "verified", "precision": "precision", "coverage": "coverage",
+             "unanswerable": "unans n", "unanswerable_old_verified": "unans old", "unanswerable_verified": "unans ver"}
+    print(f"\n{'pattern/split':14}" + "".join(f"{short.get(c, c):>10}" for c in cols))
     for k, f in figures.items():
-        print(f"{k:14}" + "".join(f"{'n/a' if f[c] is None else f[c]:>11}" for c in cols))
+        print(f"{k:14}" + "".join(f"{'n/a' if f[c] is None else f[c]:>10}" for c in cols))
     if args.json:
         png = risk_coverage({n: rs for (n, s), rs in rows.items() if s == "test"}, cal,
                             args.json.with_suffix(".png"))

@@ -164,7 +164,8 @@ def answer_steps(question, pattern, corpus, choices):
     if "dispute_error" in box:
         checked += f", disagreement check failed: {box['dispute_error']}"
     yield (render_status(f"done in {time.time() - start:.0f} s: {len(r['sentences'])} sentences, {checked}", "done"),
-           render_answer(r, verdicts, notice, box.get("dispute"), box.get("checked")), render_trace(r, pattern, box.get("judge"), info))
+           render_answer(r, verdicts, notice, box.get("dispute"), box.get("checked")),
+           render_trace(r, pattern, box.get("judge"), info))
 
 
 def announce(question):

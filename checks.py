@@ -45,8 +45,9 @@ ROW_FIELDS = {"id": str, "type": str, "source": str, "answer": (str, type(None))
               "doc_recall": NUM, "sentences": int, "cited": int, "supported": int, "citations": int, "precise": int,
               "invalid": int, "idk": bool, "error": bool, "calls": int, "prompt_tokens": int,
               "completion_tokens": int, "seconds": NUM, "judge_seconds": NUM}  # question_row (newer rows: "status" too)
+# a re-run row against the student's: what the model and retrieval decide
 COMPARED = ("answer", "em", "f1", "doc_recall", "sentences", "cited", "supported", "citations", "precise", "invalid",
-            "idk", "error", "status", "sentence_status")   # a re-run row against the student's: what the model and retrieval decide
+            "idk", "error", "status", "sentence_status")
 SUMMARY = ("questions", "sentences", "cited_sentence_rate", "invalid_ids", "citation_recall", "citation_precision",
            "answer_em", "answer_f1", "doc_recall", "idk_answers", "failed_answers", "llm_calls")  # summarize()
 

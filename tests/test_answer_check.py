@@ -90,3 +90,15 @@ def test_the_threshold_keeps_the_corrected_precision_on_dev():
     t = ace.choose_threshold(rows, 0.9)   # the 8 lowest are wrong: (wrong + 1) / (n + 1) <= 0.1 from the 7th up
     assert t == 6 / 40 and ace.precision_at(rows, t) == (34, 32)
     assert ace.choose_threshold([{"features": {"stated": 1.0}, "right": False, "score_fit": 0.9}], 0.9) > 1
+
+
+def test_a_chain_is_linked_when_it_starts_at_the_question_and_reaches_the_stating_passage():
+    q = "Where did the director of Big Stone Gap grow up?"
+    film = {"id": "S2", "title": "Big Stone Gap", "text": "Big Stone Gap is a 2014 film directed by Don Hall."}
+    other = {"id": "S3", "title": "Ames", "text": "Ames is a city in Iowa. It has a university."}
+    hall = PASSAGES[0]
+    s = [("Big Stone Gap was directed by Don Hall.", ["S2"], True), ("Don Hall grew up in Glenwood.", ["S1"], True)]
+    r = {**result("Glenwood", s, q), "passages": [hall, film, other]}
+    assert ac.linked(r, verdicts(s))          # S2 names the film and Don Hall, S1's title: A leads to B
+    s2 = [("Big Stone Gap is a 2014 film.", ["S2"], True), ("Ames is a city in Iowa.", ["S3"], True)]
+    assert not ac.linked({**result("Iowa", s2, q), "passages": [hall, film, other]}, verdicts(s2))

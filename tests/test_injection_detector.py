@@ -155,6 +155,7 @@ def test_the_side_of_a_dispute_that_reads_like_an_instruction_is_quarantined(mon
     assert list(disputes.suspects(d, passages, Scored())) == ["S2"]
     # verify() quarantines it: its citation supports nothing, the reason is listed
     monkeypatch.setattr(citations, "supports", lambda claim, source, **kw: True)
+    monkeypatch.setattr(citations, "_judged", lambda text, source, slot: (True, "verdict"))
     monkeypatch.setattr(disputes, "suspects", lambda dd, ps, detector=None: {"S2": "contradicts ... (p=0.45 >= 0.30)"})
     result = {"question": "How many players?", "answer": "25", "idk": False, "passages": passages,
               "sentences": [{"text": "Each side fields 25 players.", "cites": ["S2"]}]}
