@@ -11,9 +11,9 @@ browser, so tests check the markup directly and tests/test_app.py checks it agai
 import html
 from pathlib import Path
 
+import answer_check
 import links
 import steps
-import answer_check
 from citations import answer_status
 
 MAX_SOURCE_CHARS = 1500     # of a cited chunk shown in its pop-up
@@ -103,8 +103,10 @@ def render_answer(result, verdicts, notice=None, dispute=None, checked=None):
                    f'<span class="chip {status}" data-check="{status}">{esc(answer_check.STATUS_TEXT[status])}</span>'
                    f'</div><div class="said">the model said: {esc(result.get("answer", ""))}'
                    f' <span class="why">({esc(why)})</span></div>')
-    else:
-        out.append(f'<div class="short" data-answer data-status="{status}">{esc(result.get("answer", ""))}</div>')
+    else:  # "I don't know", a failed reply, or a check that could not run (not bold: nothing vouches for it)
+        weight = " unconfirmed" if status == "unchecked" else ""
+        out.append(f'<div class="short{weight}" data-answer data-status="{status}">{esc(result.get("answer", ""))}'
+                   '</div>')
     if dispute and dispute.get("disputed"):
         groups = "; ".join(f'<b>{esc(g["answer"])}</b> [{esc(", ".join(g["sources"]))}]' for g in dispute["answers"])
         out.append(f'<div class="disputed" data-disputed="{len(dispute["answers"])}">DISPUTED: the sources disagree: '
