@@ -14,6 +14,7 @@ sentence against its sources; this checks the headline, in three parts, and comb
   answer_check_eval.py on the dev split; "verified" needs score >= the threshold chosen there for a target
   precision. A model with no calibration gets "supported" marks only, never "verified".
 """
+import functools
 import hashlib
 import json
 import math
@@ -21,7 +22,9 @@ import re
 from pathlib import Path
 
 import llm
-from answers import NOT_STATED, answers_match, named_in, normalize_answer, stated_fuller, subject_names, token_f1
+import router
+from answers import NOT_STATED, f1, named_in, normalize_answer, stated_fuller, subject_names
+from disputes import agree
 from judge import MAX_SOURCE_CHARS, joined, source_answer
 
 HERE = Path(__file__).parent
@@ -41,11 +44,8 @@ def right(answer, item):
     """The lab's label for a right answer: it contains the gold answer or an alias (SQuAD-normalised), or has token
     F1 >= 0.5 with one. ('the engineer Tomas Vell', {'answer': 'Tomas Vell'}) -> True"""
     a = f" {normalize_answer(answer)} "
-    for gold in [item["answer"]] + list(item.get("aliases", [])):
-        g = normalize_answer(gold)
-        if g and (f" {g} " in a or token_f1(answer, gold) >= 0.5):
-            return True
-    return False
+    golds = [normalize_answer(g) for g in [item["answer"]] + list(item.get("aliases", []))]
+    return any(g and f" {g} " in a for g in golds) or f1(answer, item) >= 0.5
 
 
 def asked_kind(question):
@@ -94,8 +94,8 @@ def relevant(question, answer):
     """(fits, reason): whether the answer is the kind the question asks for (asked_kind); None kinds always fit."""
     kind = asked_kind(question)
     if kind is None:
-        return not _is_yesno(answer), "" if not _is_yesno(answer) else f"'{answer}' answers yes/no to a question " \
-                                                                       "that asks for something else"
+        fits = not _is_yesno(answer)
+        return fits, "" if fits else f"'{answer}' answers yes/no to a question that asks for something else"
     fits = {"yesno": _is_yesno(answer), "number": _has_number(answer), "date": _has_date(answer),
             "place": not _is_yesno(answer) and not _bare_number(answer),
             "person": not _is_yesno(answer) and not _bare_number(answer),
@@ -145,8 +145,7 @@ def agreed(result, verdicts):
         return False, "", "the passages' own answer was out of shape"
     if normalize_answer(said) in NOT_STATED:
         return False, said, "the cited passages, asked the question, say it is not stated"
-    ok = answers_match(said, answer, question) or answers_match(answer, said, question) or stated_fuller(
-        said, answer, source)
+    ok = agree(said, answer, question) or stated_fuller(said, answer, source)
     return ok, said, "" if ok else f"the cited passages, asked the question, answer '{said}'"
 
 
@@ -189,18 +188,12 @@ def linked(result, verdicts):
 
 def multi_hop(question):
     """P(the question needs two hops), from the learned router (router.py) that smart_answer routes with."""
-    import router
     return round(router.learned_route(question, _router())[1], 4)
 
 
-_ROUTER = []
-
-
+@functools.cache
 def _router():
-    import router
-    if not _ROUTER:
-        _ROUTER.append(router.load_router())
-    return _ROUTER[0]
+    return router.load_router()
 
 
 def calibration_path(model=None):
@@ -211,14 +204,26 @@ def calibration_path(model=None):
 
 def calibration(model=None):
     """The fitted calibration {model, features, coef, intercept, threshold, ...} of a model, or None."""
-    path = calibration_path(model)
-    return json.loads(path.read_text()) if path.exists() else None
+    return _read(calibration_path(model))[0]
+
+
+def _read(path):
+    """(calibration or None, short hash of the file or "none"), read again only when the file changes."""
+    stat = path.stat() if path.exists() else None
+    return _parsed(path, stat and (stat.st_mtime_ns, stat.st_size))
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(path, version):
+    if version is None:
+        return None, "none"
+    data = path.read_bytes()
+    return json.loads(data), hashlib.sha256(data).hexdigest()[:12]
 
 
 def calibration_id(model=None):
     """A short hash of the calibration file in force ("none" without one): part of every row's key."""
-    path = calibration_path(model)
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:12] if path.exists() else "none"
+    return _read(calibration_path(model))[1]
 
 
 def score(feats, cal):
