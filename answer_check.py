@@ -116,9 +116,9 @@ def stating(result, verdicts):
     return [v for v in good if named_in(v["text"], answer, 1.0)]
 
 
-def stated(result, verdicts):
-    """(ok, reason): a supported sentence states the short answer."""
-    if stating(result, verdicts):
+def stated(result, verdicts, states=None):
+    """(ok, reason): a supported sentence states the short answer (states: stating()'s, when the caller has it)."""
+    if stating(result, verdicts) if states is None else states:
         return True, ""
     if not any(v["supported"] for v in verdicts):
         return False, "no sentence of this answer is supported by its sources"
@@ -134,9 +134,11 @@ def chain_source(result, verdicts):
     return joined([by_id[c] for c in dict.fromkeys(order)])[:MAX_SOURCE_CHARS]
 
 
-def agreed(result, verdicts):
-    """(ok, their answer, reason): the chain of cited passages asked the question on their own (one cached call)."""
-    source, answer, question = chain_source(result, verdicts), result.get("answer") or "", result["question"]
+def agreed(result, verdicts, source=None):
+    """(ok, their answer, reason): the chain of cited passages (source: chain_source()'s, when the caller has it)
+    asked the question on their own (one cached call)."""
+    source = chain_source(result, verdicts) if source is None else source
+    answer, question = result.get("answer") or "", result["question"]
     if not source:
         return False, "", "no supported sentence cites a passage"
     try:
@@ -149,14 +151,14 @@ def agreed(result, verdicts):
     return ok, said, "" if ok else f"the cited passages, asked the question, answer '{said}'"
 
 
-def features(result, verdicts, parts, dispute=None):
+def features(result, verdicts, parts, dispute=None, states=None, source=None):
     """The numbers the score reads, each in [0, 1]: the three parts (parts: check()'s), the sentence verdicts and how
     the judge passed the sentence that states the answer (citations.verify's "how": "answer" when the source's own
     answer matched), the dispute (disputes.check's dict or None) and the best dense retrieval score cited."""
     n = max(1, len(verdicts))
-    states = stating(result, verdicts)
-    cited = {c for v in verdicts for c in v["cites"]}
-    source, names = chain_source(result, verdicts), subject_names(result["question"])
+    states = stating(result, verdicts) if states is None else states
+    source = chain_source(result, verdicts) if source is None else source
+    cited, names = {c for v in verdicts for c in v["cites"]}, subject_names(result["question"])
     answer = result.get("answer") or ""
     dense = [p["dense"] for p in result.get("passages", []) if p["id"] in cited and isinstance(p.get("dense"), float)]
     return {"stated": float(parts["stated"]), "relevant": float(parts["relevant"]), "agreed": float(parts["agreed"]),
@@ -170,16 +172,17 @@ def features(result, verdicts, parts, dispute=None):
             "one_passage": float(len(cited) == 1),
             "covers_question": sum(named_in(source, x, 1.0) for x in names) / len(names) if names else 1.0,
             "answer_in_passages": min(2, sum(named_in(p["text"], answer, 1.0) for p in result.get("passages", []))) / 2,
-            "chain_linked": float(linked(result, verdicts))}
+            "chain_linked": float(linked(result, verdicts, states))}
 
 
-def linked(result, verdicts):
+def linked(result, verdicts, states=None):
     """Whether the cited chain starts at the question: a cited passage that names the question's subject is the one
     stating the answer, or names that passage's title (the bridge: passage A leads to passage B). No model call.
     On dev, stated and agreed multi-hop answers were right 19 times in 25 when linked, 9 in 21 when not."""
     by_id = {p["id"]: p for p in result.get("passages", [])}
     cited = [by_id[c] for v in verdicts if v["supported"] for c in v.get("cites", []) if c in by_id]
-    stating_passages = [by_id[c] for v in stating(result, verdicts) for c in v.get("cites", []) if c in by_id]
+    states = stating(result, verdicts) if states is None else states
+    stating_passages = [by_id[c] for v in states for c in v.get("cites", []) if c in by_id]
     names = subject_names(result.get("question") or "")
     heads = [p for p in cited if any(named_in(p["text"], n, 1.0) for n in names)] if names else cited
     return any(s["id"] == h["id"] or named_in(h["text"], s.get("title") or "\0", 1.0)
@@ -257,12 +260,13 @@ def check(result, verdicts, dispute=None, cal=False):
         return {**base, "status": "idk"}
     if verdicts is None:
         return {**base, "status": "unchecked"}
-    ok_stated, why_stated = stated(result, verdicts)
+    states, source = stating(result, verdicts), chain_source(result, verdicts)   # once: every part reads them
+    ok_stated, why_stated = stated(result, verdicts, states)
     ok_relevant, why_relevant = relevant(result["question"], result.get("answer") or "")
-    ok_agreed, said, why_agreed = agreed(result, verdicts)
+    ok_agreed, said, why_agreed = agreed(result, verdicts, source)
     parts = {"stated": ok_stated, "relevant": ok_relevant, "agreed": ok_agreed, "their_answer": said}
     reasons = [r for r in (why_stated, why_relevant, why_agreed) if r]
-    feats = features(result, verdicts, parts, dispute)
+    feats = features(result, verdicts, parts, dispute, states, source)
     if cal and set(cal["features"]) - set(feats):   # fitted on features this code no longer computes
         reasons.append(f"calibration {calibration_name(cal)} reads other features: refit (answer_check_eval.py --fit)")
         cal = None
