@@ -40,7 +40,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 import llm
-from answers import NOT_STATED, about, answers_match, exact_match, f1, named_in, normalize_answer, stated_fuller
+from answers import (NOT_STATED, about, answers_match, exact_match, f1, named_in, normalize_answer, stated_fuller,
+                     subject_names)
 from cache import Cache, code_key, keyed
 from retrieve import CORPUS_DIR, GOLDEN, eval_items
 from vector_index import CorpusError
@@ -50,7 +51,8 @@ JUDGE_STYLES = ("evidence", "verdict")  # quote what the source says first, or t
 JUDGE_STYLE = "verdict"    # measured better: results/judge_pairs*.json
 RESCUE_P_YES = 0.86   # answer_check: P(YES) that overrules the multiple choice; chosen on the dev pairs
 RIVAL_MARGIN = 0.0    # answer_contrast (a candidate): P(YES) of the claim's answer minus the model's own to keep it
-JUDGE_DESIGN = "answer_check"   # chosen on the dev pairs among judge_eval.DESIGNS: results/judge_eval_dev.json
+JUDGE_DESIGN = "answer_chain"   # answer_check (chosen on the dev pairs among judge_eval.DESIGNS:
+#                                 results/judge_eval_dev.json) with sources of several passages read as a chain
 
 
 class Verdict(BaseModel):
@@ -63,6 +65,11 @@ class Evidence(BaseModel):
 
 
 class Answer(BaseModel):
+    answer: str = Field(max_length=80)
+
+
+class ChainAnswer(BaseModel):
+    bridge: str = Field(max_length=80)
     answer: str = Field(max_length=80)
 
 
@@ -224,6 +231,62 @@ SHARED_SYSTEM = SHARED_RULES + "\n\n" + "\n\n".join(f"Source: {src}\n{task}\n{js
                                                       for src, task, reply in SHARED_EXAMPLES)
 
 
+CHAIN_RULES = """You answer a question from numbered sources. Use only the sources, not your own knowledge.
+Many questions take two steps: one source names something (a person, place, work or company), and another source
+tells what the question asks about that thing. Reply with "bridge": that thing, copied from a source ("" when one
+source answers the question on its own), then "answer": the final answer to the question, copied from a source, or
+"not stated" when the sources do not answer it. The answer is what the question asks for, never the bridge."""
+CHAIN_EXAMPLES = [  # (sources, question, reply): the judge's fictional facts again
+    (["Ashford Bridge is a stone bridge in Corran, designed by Tomas Vell.",
+      "Corran is a market town on the River Lente."],
+     "On which river is the town where Ashford Bridge stands?", {"bridge": "Corran", "answer": "River Lente"}),
+    (["Tomas Vell (1820-1891) was an engineer born in Hartmoor.",
+      "Ashford Bridge is a stone bridge in Corran. It was designed by the engineer Tomas Vell in 1872."],
+     "Where was the designer of Ashford Bridge born?", {"bridge": "Tomas Vell", "answer": "Hartmoor"}),
+    (["The River Lente flows 84 kilometres from the Brannock Hills to the sea.",
+      "Medra is a small island off Port Sallow with about 300 residents."],
+     "How long is the River Lente?", {"bridge": "", "answer": "84 kilometres"}),
+    (["Hartmoor is a village in the county of Wessmark, known for its cheese fair.",
+      "Medra is a small island off Port Sallow with about 300 residents."],
+     "Who designed the bridge in Hartmoor?", {"bridge": "", "answer": "not stated"}),
+]
+
+
+def numbered(passages):
+    return "\n".join(f"Source {i}: {p}" for i, p in enumerate(passages, 1))
+
+
+CHAIN_SYSTEM = CHAIN_RULES + "\n\n" + "\n\n".join(f"{numbered(src)}\nQuestion: {q}\n{json.dumps(reply)}"
+                                                    for src, q, reply in CHAIN_EXAMPLES)
+MAX_CHAIN = 4     # passages read as a chain; a source split into more is read whole
+
+
+def passages_of(source):
+    """The passages a joined source holds (joined() puts a blank line between them)."""
+    return [p.strip() for p in source.split("\n\n") if p.strip()]
+
+
+def chain_order(question, passages):
+    """The passages with those naming more of the question's subject first (the start of the chain), else in the
+    order given: ('Where was the designer of Ashford Bridge born?', [on Vell, on the bridge]) -> [bridge, Vell]"""
+    names = subject_names(question)
+    return sorted(passages, key=lambda p: -sum(named_in(p, n, 1.0) for n in names))
+
+
+def chain_answer(question, passages):
+    """The sources read as a chain, the one naming the question's subject first: a cached reply whose value is
+    {"bridge": what the first hop finds ("" for none), "answer": the final answer or "not stated"}. Asking for the
+    bridge first keeps it out of the answer: asked the same question of two passages joined, the model tends to
+    answer with the hop-1 entity (a company for its city, a person for the title they held)."""
+    ordered = chain_order(question, passages)
+
+    def compute():
+        reply = llm.complete_json(f"{numbered(ordered)}\nQuestion: {question}", ChainAnswer.model_json_schema(),
+                                  system=CHAIN_SYSTEM, max_tokens=80)
+        return {"bridge": str(reply.get("bridge", "")).strip(), "answer": str(reply.get("answer", "")).strip()}
+    return _timed("chain", [question, ordered, Cache.key(CHAIN_SYSTEM)[:12]], compute)
+
+
 def choose(question, source, options, system=None):
     """Which of `options` (or "not stated") the source gives as the answer: a cached reply."""
     options = sorted(set(options))  # a fixed order that does not favour the claim's option
@@ -237,18 +300,19 @@ def choose(question, source, options, system=None):
 
 
 def judge_claim(claim, source, design=None, style=None, question=None, answer=None):
-    """(supported, parts) under a judge design: "answer_check" (default), "answer_contrast" (its candidate
-    variant) or "verdict" (the old prompt alone; judge_eval.py holds the other candidates); parts holds each
-    model reply used, with its seconds."""
+    """(supported, parts) under a judge design: "answer_chain" (default: answer_check, with a source of several
+    passages read as a chain), "answer_check", "answer_contrast" (a candidate variant) or "verdict" (the old prompt
+    alone; judge_eval.py holds the other candidates); parts holds each model reply used, with its seconds."""
     design, style, source = design or JUDGE_DESIGN, style or JUDGE_STYLE, source[:MAX_SOURCE_CHARS]
     parts = {}
     if design == "verdict":
         parts["verdict"] = verdict_reply(claim, source, style)
         return parts["verdict"]["value"]["yes"], parts
-    return _answer_check(claim, source, claim_slot(claim, question, answer), parts, design == "answer_contrast"), parts
+    return _answer_check(claim, source, claim_slot(claim, question, answer), parts, design == "answer_contrast",
+                         design == "answer_chain"), parts
 
 
-def _answer_check(claim, source, slot, parts, contrast=False):
+def _answer_check(claim, source, slot, parts, contrast=False, chain=False):
     """The answer_check design: the source's own answer first; multiple choice when the two differ and the source
     names both; the verdict only where no answer can be compared (no short answer, yes/no, "not stated").
     All three prompts share one system prompt, so after the first the engine reuses system + source from cache."""
@@ -262,10 +326,18 @@ def _answer_check(claim, source, slot, parts, contrast=False):
         # nothing to compare, but a source that does not name everything the question is about cannot settle it
         # ('Are X and Y both directors?' against a paragraph on X alone): no call
         return about(q, source) and verdict()
-    parts["answer"] = source_answer(q, source)
+    pieces = passages_of(source) if chain else []
+    if 2 <= len(pieces) <= MAX_CHAIN:   # several passages: read in order, the bridge asked for apart from the answer
+        reply = chain_answer(q, pieces)
+        parts["answer"] = {**reply, "value": reply["value"]["answer"]}
+        bridge = reply["value"]["bridge"]
+    else:
+        parts["answer"], bridge = source_answer(q, source), ""
     said = parts["answer"]["value"]
     if not named_in(source, claimed):  # the source never names the claim's answer
         return False
+    if bridge and answers_match(bridge, claimed, q) and not answers_match(said, claimed, q):
+        return False   # the claim gives the first hop's answer, not the question's
     if normalize_answer(said) in NOT_STATED or not named_in(source, said):
         return verdict()  # no answer from the source to compare (none, or not copied from it): the verdict decides
     if answers_match(said, claimed, q) or stated_fuller(said, claimed, source):

@@ -40,7 +40,7 @@ from vector_index import CorpusError
 
 HERE = Path(__file__).parent
 THRESHOLDS = [round(0.05 * i, 2) for i in range(1, 20)]
-DESIGNS = ("answer_check", "verdict", "yes_prob", "answer", "answer_choice", "verdict_and_answer",
+DESIGNS = ("answer_chain", "answer_check", "verdict", "yes_prob", "answer", "answer_choice", "verdict_and_answer",
            "verdict_and_answer_choice", "answer_contrast")
 P_YES_THRESHOLD = 0.65     # yes_prob: P(YES) at or above this is a YES; chosen on the dev pairs (the sweep)
 
@@ -77,7 +77,7 @@ ANSWER_SYSTEM = answer_system()
 def judge_pair(claim, source, design):
     """(supported, parts) for one candidate design; answer_check, answer_contrast and verdict are
     judge.judge_claim's."""
-    if design in ("answer_check", "answer_contrast", "verdict"):
+    if design in ("answer_chain", "answer_check", "answer_contrast", "verdict"):
         return judge.judge_claim(claim, source, design=design)
     source, slot, parts = source[:judge.MAX_SOURCE_CHARS], judge.claim_slot(claim), {}
     if design in ("yes_prob",) or design.startswith("verdict_and") or slot is None:

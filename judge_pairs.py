@@ -3,6 +3,7 @@ dev/test by question, written to pairs/judge_{dev,test}.jsonl for `judge_eval.py
 
     python judge_pairs.py                       # writes pairs/judge_dev.jsonl and pairs/judge_test.jsonl
     python judge_pairs.py --golden FILE --corpus DIR --out DIR --dev 40 --test 60
+    python judge_pairs.py --two-passage         # pairs/judge2_{dev,test}.jsonl: sources of two passages
 
 Expected output (~5 s, no model call): candidates per kind and subtype, then pairs written per split.
 
@@ -41,6 +42,7 @@ DEV_PER_KIND, TEST_PER_KIND = 90, 60   # dev: every pair the dev questions give 
 SEED = 15
 TITLE_NOTE = re.compile(r"\s*\([^)]*\)$")   # 'Mark King (musician)' -> 'Mark King'
 NUMBER = re.compile(r"\b\d[\d,.]*\b")
+CLAIM = re.compile(r'^The answer to ".*" is (.*)\.$', re.S)
 
 
 def claim(question, answer):
@@ -139,14 +141,50 @@ def candidates(item, docs, corpus):
     return out
 
 
+def two_passage(item, docs, corpus):
+    """{kind: [(subtype, claim, source, passages)]} for a question whose answer needs its two supporting paragraphs
+    read together, each source exactly two passages in a seeded order (verify() joins cited passages in the order a
+    sentence cites them, so the judge must find the chain itself): support (the two gold paragraphs), unrelated (the
+    two best BM25 paragraphs that are not supporting and do not name the answer) and hard (a wrong answer the two
+    gold paragraphs name: the bridge, another number, another name)."""
+    sup = [d for d in item["supporting_docs"] if d in docs]
+    q, a = item["question"], item["answer"]
+    if len(sup) != 2 or len(item["supporting_docs"]) != 2:
+        return {}
+    rng = random.Random(f"{SEED}:two:{item['id']}")
+    text = lambda d: f"{docs[d].title}\n{docs[d].text}"
+    order = lambda ds: rng.sample(ds, len(ds))
+    gold = [text(d) for d in order(sup)]
+    out = {"support": [("gold", claim(q, a), "\n\n".join(gold), gold)], "unrelated": [], "hard": []}
+    far = [d for d, _ in search(q, 12, corpus) if d not in item["supporting_docs"]
+           and not names(text(d), a)][:2]
+    if len(far) == 2:
+        far = [text(d) for d in order(far)]
+        out["unrelated"].append(("bm25", claim(q, a), "\n\n".join(far), far))
+    if normalize_answer(a) in ("yes", "no"):
+        return out
+    source, titles = "\n\n".join(gold), [TITLE_NOTE.sub("", docs[d].title) for d in sup]
+    bridges = [h["answer"] for h in item.get("decomposition", [])[:-1]] or titles
+    for b in bridges:
+        if names(source, b) and not (_words(b) & _words(a)) and not qualifies_title(b, titles):
+            out["hard"].append(("bridge", claim(q, b), source, gold))
+            break
+    if (swap := number_swap(a, source, rng)):
+        out["hard"].append(("number", claim(q, swap), source, gold))
+    elif (swap := entity_swap(a, q, source, rng)) and not qualifies_title(swap, titles):
+        out["hard"].append(("entity", claim(q, swap), source, gold))
+    return out
+
+
 def split_of(item_id):
     """'dev' or 'test', fixed by the question id: int(sha1(id)) decides, the same on every machine."""
     h = int(hashlib.sha1(item_id.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
     return "test" if h < TEST_SHARE else "dev"
 
 
-def build(golden, corpus=CORPUS_DIR, per_kind=None):
-    """{'dev': [pair, ...], 'test': [...]}; a pair is {id, group, kind, subtype, label, claim, source}."""
+def build(golden, corpus=CORPUS_DIR, per_kind=None, two=False):
+    """{'dev': [pair, ...], 'test': [...]}; a pair is {id, group, kind, subtype, label, claim, source}, and with
+    two=True (two_passage()'s pairs) also question, answer and passages, to be judged as verify() judges."""
     per_kind = per_kind or {"dev": DEV_PER_KIND, "test": TEST_PER_KIND}
     docs = doc_index(corpus)[0]
     pools = {s: {k: [] for k in KINDS} for s in per_kind}
@@ -155,12 +193,15 @@ def build(golden, corpus=CORPUS_DIR, per_kind=None):
             continue
         side = split_of(item["id"])
         rng = random.Random(f"{SEED}:pick:{item['id']}")
-        for kind, found in candidates(item, docs, corpus).items():
+        for kind, found in (two_passage if two else candidates)(item, docs, corpus).items():
             if found:
                 subtype = rng.choice(sorted({f[0] for f in found}))  # subtype first: bridges are rarer
-                subtype, c, source = rng.choice([f for f in found if f[0] == subtype])
-                pools[side][kind].append({"group": item["id"], "kind": kind, "subtype": subtype,
-                                          "label": kind == "support", "claim": c, "source": source})
+                subtype, c, source, *passages = rng.choice([f for f in found if f[0] == subtype])
+                pair = {"group": item["id"], "kind": kind, "subtype": subtype, "label": kind == "support",
+                        "claim": c, "source": source}
+                if two:
+                    pair.update(question=item["question"], answer=CLAIM.match(c).group(1), passages=passages[0])
+                pools[side][kind].append(pair)
     out = {}
     for side, n in per_kind.items():
         rows = []
@@ -187,10 +228,13 @@ def main():
     ap.add_argument("--out", type=Path, default=OUT_DIR, help="where judge_dev.jsonl / judge_test.jsonl go")
     ap.add_argument("--dev", type=int, default=DEV_PER_KIND, help="pairs per kind on the dev side")
     ap.add_argument("--test", type=int, default=TEST_PER_KIND, help="pairs per kind on the test side")
+    ap.add_argument("--two-passage", action="store_true",
+                    help="sources of two passages read together (writes judge2_{dev,test}.jsonl)")
     args = ap.parse_args()
     print(f"golden={args.golden} corpus={args.corpus} out={args.out} dev={args.dev}/kind test={args.test}/kind")
     try:
-        splits = build(load_golden(args.golden), args.corpus, {"dev": args.dev, "test": args.test})
+        splits = build(load_golden(args.golden), args.corpus, {"dev": args.dev, "test": args.test},
+                       args.two_passage)
     except CorpusError as e:
         raise SystemExit(f"judge_pairs: {e}")
     args.out.mkdir(parents=True, exist_ok=True)
@@ -200,7 +244,7 @@ def main():
             got = [r for r in rows if r["kind"] == kind]
             subs = {s: sum(r["subtype"] == s for r in got) for s in sorted({r["subtype"] for r in got})}
             print(f"{side:6} {kind:10} {len(got):4}  {subs}")
-        path = args.out / f"judge_{side}.jsonl"
+        path = args.out / f"judge{'2' if args.two_passage else ''}_{side}.jsonl"
         path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
         print(f"wrote {path} ({len(rows)} pairs, {len({r['group'] for r in rows})} questions)")
 

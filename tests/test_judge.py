@@ -169,6 +169,7 @@ def answer_judge(messages, schema):
 @pytest.mark.parametrize("design, right, wrong, calls", [
     ("verdict", True, True, 2), ("answer", True, False, 1), ("verdict_and_answer", True, False, 3),
     ("answer_choice", True, False, 2), ("answer_check", True, False, 3), ("answer_contrast", True, False, 4),
+    ("answer_chain", True, False, 3),   # one passage: the same as answer_check
     ("yes_prob", True, True, 2)])  # P(YES) 0.74 >= 0.65
 def test_designs_catch_the_wrong_answer_the_verdict_lets_through(fresh_cache, design, right, wrong, calls):
     """The source's answer to a question is asked once, then cached for every claim about it."""
@@ -231,6 +232,34 @@ def test_a_fuller_answer_the_source_states_needs_no_multiple_choice(fresh_cache)
         assert ok is True and "choice" not in parts and len(m.calls) == 1   # stated word for word, shares 'Vell'
         ok, parts = judge.judge_claim('The answer to "Who designed Ashford Bridge?" is Anders Corran.', src)
         assert ok is False and "choice" in parts          # not in the source as it stands: the usual checks
+
+def chain_judge(messages, schema):
+    """SCRIPTED: the sources read as a chain give the bridge 'Tomas Vell' and the answer 'Hartmoor'; asked as one
+    joined source, the answer is the bridge (the failure the chain reading is for), and so is the choice."""
+    props = schema["properties"]
+    if "bridge" in props:
+        return json.dumps({"bridge": "Tomas Vell", "answer": "Hartmoor"})
+    if "verdict" in props:
+        return [('{"verdict": "', 0.0), ("YES", -0.3), ('"}', 0.0)]
+    if "enum" in props["answer"]:
+        return json.dumps({"answer": "Tomas Vell" if "Tomas Vell" in props["answer"]["enum"] else "not stated"})
+    return '{"answer": "Tomas Vell"}'
+
+
+def test_two_passages_are_read_as_a_chain_the_subject_first(fresh_cache):
+    bridge = "Ashford Bridge\nAshford Bridge is a stone bridge in Corran, designed by the engineer Tomas Vell."
+    vell = "Tomas Vell\nTomas Vell was an engineer born in Hartmoor."
+    src, q = judge.joined([{"text": vell}, {"text": bridge}]), "Where was the designer of Ashford Bridge born?"
+    with llm.use_model(llm.ScriptedModel(chain_judge)) as m:
+        assert judge.supports(f'The answer to "{q}" is Hartmoor.', src) is True
+        assert judge.supports("Vell was born in Hartmoor.", src, question=q, answer="Hartmoor") is True
+        assert judge.supports(f'The answer to "{q}" is Tomas Vell.', src) is False   # the first hop's answer
+        assert len(m.calls) == 1                                  # one chain reply, cached, for all three
+        asked = m.calls[0][0][-1]["content"]
+        assert asked.index("Ashford Bridge is") < asked.index("Tomas Vell was")   # the subject's passage first
+        # the old design reads one joined source, gets the bridge as its answer and refuses the true claim
+        assert judge.judge_claim(f'The answer to "{q}" is Hartmoor.', src, design="answer_check")[0] is False
+
 
 def test_supports_uses_the_question_and_answer_a_sentence_carries(fresh_cache):
     src = "Ashford Bridge is in Corran. It was designed by the engineer Tomas Vell."
