@@ -115,7 +115,8 @@ def question_row(result, item, verdicts, cost, judge_cost, checked=None):
             "chunk_ids": [p.get("chunk_id") for p in result["passages"]], "calls": cost["calls"],
             "prompt_tokens": cost["prompt_tokens"], "completion_tokens": cost["completion_tokens"],
             "seconds": cost["seconds"], "judge_seconds": judge_cost["seconds"],
-            "judge_calls": judge_cost.get("calls", 0)}
+            "judge_calls": judge_cost.get("calls", 0), "check_calls": (checked.get("cost") or {}).get("calls"),
+            "check_seconds": (checked.get("cost") or {}).get("seconds")}
 
 
 def summarize(rows):

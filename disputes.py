@@ -71,7 +71,8 @@ def check(result):
         groups = group_answers(passage_answers(result["question"], result["passages"]), result["question"])
     shown = result.get("answer") or ""
     home = next((i for i, g in enumerate(groups) if agree(shown, g["answer"], result["question"])), None)
-    return {"disputed": len(groups) >= 2, "answers": groups, "shown_in": home, **cost}
+    return {"disputed": len(groups) >= 2, "answers": groups, "shown_in": home, "calls": cost["calls"],
+            "seconds": cost["seconds"]}
 
 
 def _shipped():

@@ -138,6 +138,8 @@ def claim_slot(claim, question=None, answer=None):
 
 
 _SPENT = {"calls": 0, "seconds": 0.0}   # what every judge reply handed out cost when first computed (cached or not)
+_HANDED = []   # (key, calls, seconds) of the replies handed out inside spending() blocks: which a block shares
+_DEPTH = [0]   # how many spending() blocks are open
 
 
 def _timed(kind, payload, compute):
@@ -146,7 +148,11 @@ def _timed(kind, payload, compute):
         with llm.counting() as cost:
             value = compute()
         return {"value": value, "seconds": round(cost["seconds"], 3), "calls": cost["calls"]}
-    reply = _cached(kind, payload, run)
+    key = keyed("judge", kind, llm.engine_info()["model"], payload)
+    hit = cache().get(key)
+    reply = hit if hit is not None else cache().put(key, run())
+    if _DEPTH[0]:
+        _HANDED.append((str(key), reply["calls"], reply["seconds"]))
     _SPENT["calls"] += reply["calls"]
     _SPENT["seconds"] += reply["seconds"]
     return reply
@@ -155,12 +161,18 @@ def _timed(kind, payload, compute):
 @contextlib.contextmanager
 def spending():
     """with spending() as c: ... -> the judge calls and seconds the block's verdicts cost when first computed, so a
-    rerun from the cache reports the same judging cost as the first run (llm.counting sees live calls only)."""
-    before, delta = dict(_SPENT), {}
+    rerun from the cache reports the same judging cost as the first run (llm.counting sees live calls only), and
+    c["replies"]: {key: (calls, seconds)} of the replies handed out in the block."""
+    before, start, delta = dict(_SPENT), len(_HANDED), {}
+    _DEPTH[0] += 1
     try:
         yield delta
     finally:
+        _DEPTH[0] -= 1
         delta.update({k: v - before[k] for k, v in _SPENT.items()})
+        delta["replies"] = {k: (c, s) for k, c, s in _HANDED[start:]}
+        if not _DEPTH[0]:
+            _HANDED.clear()   # the outermost block has read them
 
 
 def verdict_reply(claim, source, style="verdict"):
@@ -267,10 +279,11 @@ def passages_of(source):
 
 
 def chain_order(question, passages):
-    """The passages with those naming more of the question's subject first (the start of the chain), else in the
-    order given: ('Where was the designer of Ashford Bridge born?', [on Vell, on the bridge]) -> [bridge, Vell]"""
+    """The passages with those naming more of the question's subject first (the start of the chain), ties in a fixed
+    order, so the same passages cited in any order share one cached reply:
+    ('Where was the designer of Ashford Bridge born?', [on Vell, on the bridge]) -> [bridge, Vell]"""
     names = subject_names(question)
-    return sorted(passages, key=lambda p: -sum(named_in(p, n, 1.0) for n in names))
+    return sorted(passages, key=lambda p: (-sum(named_in(p, n, 1.0) for n in names), p))
 
 
 def chain_answer(question, passages):

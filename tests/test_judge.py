@@ -285,6 +285,21 @@ def test_judging_cost_is_the_same_from_the_cache(fresh_cache):
     assert first["calls"] == again["calls"] == live["calls"] == len(m.calls) == 3 and live_again["calls"] == 0
     assert again["seconds"] == pytest.approx(first["seconds"])
 
+def test_spending_names_the_replies_a_block_shares_with_another(fresh_cache):
+    """harness counts as the answer check's cost only the replies the sentence judge did not already ask for."""
+    src, q = "Ashford Bridge is in Corran. It was designed by the engineer Tomas Vell.", "Who designed Ashford Bridge?"
+    with llm.use_model(llm.ScriptedModel(answer_judge)) as m:
+        with judge.spending() as outer:
+            with judge.spending() as judged:
+                judge.supports(f'The answer to "{q}" is Tomas Vell.', src)
+            with judge.spending() as checking:
+                judge.source_answer(q, src)                  # the judge's own first step: shared, no new call
+                judge.source_answer("Where is Ashford Bridge?", src)   # new
+    new = [k for k in checking["replies"] if k not in judged["replies"]]
+    assert len(judged["replies"]) == 1 and len(checking["replies"]) == 2 and len(new) == 1 and len(m.calls) == 2
+    assert set(outer["replies"]) == set(judged["replies"]) | set(checking["replies"]) and not judge._HANDED
+
+
 def test_answers_match_rules():
     assert answers.answers_match("the engineer Tomas Vell", "Tomas Vell")
     assert not answers.answers_match("June 6", "June 30")          # numbers must agree
