@@ -108,7 +108,8 @@ def test_a_chain_is_linked_when_it_starts_at_the_question_and_reaches_the_statin
 def test_the_cited_chain_is_asked_in_order_and_its_first_hop_is_not_the_answer():
     """SCRIPTED chain reply: the film's passage leads to Don Hall, Don Hall's to Glenwood."""
     q = "Where did the director of Big Stone Gap grow up?"
-    film = {"id": "S2", "title": "Big Stone Gap", "dense": 0.5, "text": "Big Stone Gap is a 2014 film directed by Don Hall."}
+    film = {"id": "S2", "title": "Big Stone Gap", "dense": 0.5,
+            "text": "Big Stone Gap is a 2014 film directed by Don Hall."}
     passages = [PASSAGES[0], film]
     chain = llm.ScriptedModel(lambda messages, schema: json.dumps({"bridge": "Don Hall", "answer": "Glenwood"}))
     s = [("Big Stone Gap was directed by Don Hall.", ["S2"], True), ("Don Hall grew up in Glenwood.", ["S1"], True)]
