@@ -8,9 +8,12 @@ precision, and report on the test split (answer_check.py holds the check itself)
 
 Expected output: the settings, a progress bar per pattern, then per pattern and split: questions, answers right,
 shown verified (old, per sentence) and their precision, shown verified (new) and their precision, coverage (the
-share of right answers still shown verified), and the unanswerable items shown verified. With --json, the rows'
-features and a risk-coverage curve (PNG beside the JSON). Answers and rows come from the harness's caches, so a
-rerun is quick; the first run of a pattern on the 304 golden questions takes hours on the embedded engine.
+share of right answers still shown verified), the unanswerable items shown verified, and what the answer check
+costs: model calls it adds per answer (+calls: replies the sentence judge had not asked for) and the seconds of
+answer + checks with it over those without it (s ratio; seconds as first computed, so a cached rerun reports them).
+With --json, the rows' features and a risk-coverage curve (PNG beside the JSON). Answers and rows come from the
+harness's caches, so a rerun is quick; the first run of a pattern on the 304 golden questions takes hours on the
+embedded engine.
 
 The fit: scikit-learn's LogisticRegression over answer_check.features (a handful of named numbers, so the
 coefficients can be read), on the dev rows of every pattern given, pooled. The threshold: the lowest score t
@@ -92,11 +95,15 @@ def report(rows, cal):
     un_old = sum(r["sentence_status"] == "verified" for r in un)
     un_new = precision_at(un, cal["threshold"])[0] if cal else 0
     div = lambda a, b: round(a / b, 3) if b else None
+    costed = [r for r in rows if r.get("check_calls") is not None]
+    before = sum(r["seconds"] + r["judge_seconds"] - r["check_seconds"] for r in costed)
     return {"questions": len(answerable), "right": right, "old_verified": len(old),
             "old_precision": div(sum(r["right"] for r in old), len(old)), "old_coverage": div(
                 sum(r["right"] for r in old), right), "verified": n, "precision": div(ok, n),
             "coverage": div(ok, right), "unanswerable": len(un), "unanswerable_old_verified": un_old,
-            "unanswerable_verified": un_new}
+            "unanswerable_verified": un_new,
+            "check_calls": div(sum(r["check_calls"] for r in costed), len(costed)),   # extra calls per answer
+            "seconds_ratio": div(before + sum(r["check_seconds"] for r in costed), before)}   # answer + checks
 
 
 def risk_coverage(by_pattern, cal, path):
@@ -164,7 +171,8 @@ def main():
     cols = list(next(iter(figures.values())))
     short = {"questions": "n", "right": "right", "old_verified": "old ver", "old_precision": "old prec",
              "old_coverage": "old cover", "verified": "verified", "precision": "precision", "coverage": "coverage",
-             "unanswerable": "unans n", "unanswerable_old_verified": "unans old", "unanswerable_verified": "unans ver"}
+             "unanswerable": "unans n", "unanswerable_old_verified": "unans old", "unanswerable_verified": "unans ver",
+             "check_calls": "+calls", "seconds_ratio": "s ratio"}
     print(f"\n{'pattern/split':14}" + "".join(f"{short.get(c, c):>10}" for c in cols))
     for k, f in figures.items():
         print(f"{k:14}" + "".join(f"{'n/a' if f[c] is None else f[c]:>10}" for c in cols))

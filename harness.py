@@ -80,14 +80,14 @@ def evaluate(name, answer_fn, items, settings=None, fresh=False, progress=True):
             rows.append(store.get(key))
             continue
         kept = cached_answer(name, answer_fn, item, settings, fresh)
-        with judge.spending() as judge_cost:   # cached verdicts count what they cost when first judged
-            with judge.spending() as judged:
-                verdicts = verify(kept["result"])
-            with judge.spending() as checking:
-                checked = answer_check.check(kept["result"], verdicts)
+        with judge.spending() as judged:   # cached verdicts count what they cost when first judged
+            verdicts = verify(kept["result"])
+        with judge.spending() as checking:
+            checked = answer_check.check(kept["result"], verdicts)
         # what the answer check added: its replies the sentence judge did not already ask for
         extra = [cs for k, cs in checking["replies"].items() if k not in judged["replies"]]
         checked["cost"] = {"calls": sum(c for c, _ in extra), "seconds": round(sum(s for _, s in extra), 3)}
+        judge_cost = {k: judged[k] + checked["cost"][k] for k in ("calls", "seconds")}
         rows.append(store.put(key, question_row(kept["result"], item, verdicts, kept["cost"], judge_cost, checked)))
     return rows
 
