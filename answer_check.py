@@ -5,10 +5,10 @@ sentence against its sources; this checks the headline, in three parts, and comb
   name what the question compares). A headline no sentence states is never verified.
 - relevant (no model call): the answer is the kind of thing the question asks for: a date for "when", a number
   for "how many", yes/no for "Is ...?", one of the options for "X or Y?", never a bare year for "where"/"who".
-- agreed (at most one model call, cached): the cited passages are asked the question on their own, several of them
-  read as a chain (judge.chain_answer: the passage naming the question's subject first, the bridge asked for apart
-  from the answer), one with judge.source_answer; their answer must match the short answer. When the sentence that
-  states the answer was judged on the same passages, that reply is reused from the judge's cache: no call.
+- agreed (at most one model call, cached): the cited passages, read in the order the sentences cite them (passage
+  A gives the bridge, then passage B the answer), are asked the question on their own (judge.source_answer);
+  their answer must match the short answer. When the sentence that states the answer was judged by the same
+  comparison on the same passages, that reply is reused from the judge's cache: no call.
 - score(): a small logistic model over these parts and what the lab already knows (sentence verdicts, how the
   sentence judge passed the answer's sentence, disputes, retrieval scores), fitted per model by
   answer_check_eval.py on the dev split; "verified" needs score >= the threshold chosen there for a target
@@ -25,7 +25,7 @@ import llm
 import router
 from answers import NOT_STATED, f1, named_in, normalize_answer, stated_fuller, subject_names
 from disputes import agree
-from judge import MAX_CHAIN, MAX_SOURCE_CHARS, chain_answer, joined, passages_of, source_answer
+from judge import MAX_SOURCE_CHARS, joined, source_answer
 
 HERE = Path(__file__).parent
 CALIBRATIONS = HERE / "models" / "calibration"
@@ -135,28 +135,21 @@ def chain_source(result, verdicts):
 
 
 def agreed(result, verdicts, source=None):
-    """(ok, their answer, their bridge, reason): the chain of cited passages (source: chain_source()'s, when the
-    caller has it) asked the question on their own (one cached call); the bridge is "" unless several passages were
-    read as a chain and the model named the first hop's answer."""
+    """(ok, their answer, reason): the chain of cited passages (source: chain_source()'s, when the caller has it)
+    asked the question on their own (one cached call). Read as a chain instead (judge.chain_answer, the bridge asked
+    for apart from the answer), the passages agreed with fewer right answers on dev: results/agreed_chain_ab_dev.txt."""
     source = chain_source(result, verdicts) if source is None else source
     answer, question = result.get("answer") or "", result["question"]
     if not source:
-        return False, "", "", "no supported sentence cites a passage"
-    pieces, bridge = passages_of(source), ""
-    try:   # several passages: read as a chain (judge.chain_answer), the reply the sentence judge used when it is theirs
-        if 2 <= len(pieces) <= MAX_CHAIN:
-            said, bridge = (chain_answer(question, pieces)["value"][k] for k in ("answer", "bridge"))
-        else:
-            said = str(source_answer(question, source)["value"]).strip()
+        return False, "", "no supported sentence cites a passage"
+    try:
+        said = str(source_answer(question, source)["value"]).strip()
     except llm.ReplyError:
-        return False, "", "", "the passages' own answer was out of shape"
+        return False, "", "the passages' own answer was out of shape"
     if normalize_answer(said) in NOT_STATED:
-        return False, said, bridge, "the cited passages, asked the question, say it is not stated"
+        return False, said, "the cited passages, asked the question, say it is not stated"
     ok = agree(said, answer, question) or stated_fuller(said, answer, source)
-    if ok and bridge and agree(bridge, answer, question) and not agree(said, answer, question):
-        ok = False   # the short answer is the chain's first hop, not its end
-    return ok, said, bridge, "" if ok else f"the cited passages, asked the question, answer '{said}'" + (
-        f" (by way of '{bridge}')" if bridge else "")
+    return ok, said, "" if ok else f"the cited passages, asked the question, answer '{said}'"
 
 
 def features(result, verdicts, parts, dispute=None, states=None, source=None):
@@ -180,9 +173,7 @@ def features(result, verdicts, parts, dispute=None, states=None, source=None):
             "one_passage": float(len(cited) == 1),
             "covers_question": sum(named_in(source, x, 1.0) for x in names) / len(names) if names else 1.0,
             "answer_in_passages": min(2, sum(named_in(p["text"], answer, 1.0) for p in result.get("passages", []))) / 2,
-            "chain_linked": linked(result, verdicts, states),
-            "answer_is_bridge": float(bool(parts.get("their_bridge")) and agree(parts["their_bridge"], answer,
-                                                                                  result["question"]))}
+            "chain_linked": linked(result, verdicts, states)}
 
 
 def linked(result, verdicts, states=None):
@@ -278,9 +269,8 @@ def check(result, verdicts, dispute=None, cal=False):
     states, source = stating(result, verdicts), chain_source(result, verdicts)   # once: every part reads them
     ok_stated, why_stated = stated(result, verdicts, states)
     ok_relevant, why_relevant = relevant(result["question"], result.get("answer") or "")
-    ok_agreed, said, bridge, why_agreed = agreed(result, verdicts, source)
-    parts = {"stated": ok_stated, "relevant": ok_relevant, "agreed": ok_agreed, "their_answer": said,
-             "their_bridge": bridge}
+    ok_agreed, said, why_agreed = agreed(result, verdicts, source)
+    parts = {"stated": ok_stated, "relevant": ok_relevant, "agreed": ok_agreed, "their_answer": said}
     reasons = [r for r in (why_stated, why_relevant, why_agreed) if r]
     feats = features(result, verdicts, parts, dispute, states, source)
     if cal and set(cal["features"]) - set(feats):   # fitted on features this code no longer computes

@@ -51,8 +51,9 @@ JUDGE_STYLES = ("evidence", "verdict")  # quote what the source says first, or t
 JUDGE_STYLE = "verdict"    # measured better: results/judge_pairs*.json
 RESCUE_P_YES = 0.86   # answer_check: P(YES) that overrules the multiple choice; chosen on the dev pairs
 RIVAL_MARGIN = 0.0    # answer_contrast (a candidate): P(YES) of the claim's answer minus the model's own to keep it
-JUDGE_DESIGN = "answer_chain"   # answer_check (chosen on the dev pairs among judge_eval.DESIGNS:
-#                                 results/judge_eval_dev.json) with sources of several passages read as a chain
+JUDGE_DESIGN = "answer_check"   # chosen on the dev pairs among judge_eval.DESIGNS: results/judge_eval_dev.json;
+# answer_chain (sources of several passages read as a chain) lost to it on two-passage dev pairs:
+# results/judge2_eval_dev.json (support 0.733 against 0.933, n = 30 per kind)
 
 
 class Verdict(BaseModel):
@@ -313,8 +314,8 @@ def choose(question, source, options, system=None):
 
 
 def judge_claim(claim, source, design=None, style=None, question=None, answer=None):
-    """(supported, parts) under a judge design: "answer_chain" (default: answer_check, with a source of several
-    passages read as a chain), "answer_check", "answer_contrast" (a candidate variant) or "verdict" (the old prompt
+    """(supported, parts) under a judge design: "answer_check" (default), "answer_chain" (a candidate: answer_check
+    with a source of several passages read as a chain), "answer_contrast" (another) or "verdict" (the old prompt
     alone; judge_eval.py holds the other candidates); parts holds each model reply used, with its seconds."""
     design, style, source = design or JUDGE_DESIGN, style or JUDGE_STYLE, source[:MAX_SOURCE_CHARS]
     parts = {}

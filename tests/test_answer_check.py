@@ -65,8 +65,7 @@ def test_verified_needs_the_calibrated_score_and_a_stated_answer():
         checked = ac.check(r, verdicts(s), cal=CAL)
         uncalibrated = ac.check(r, verdicts(s), cal=None)
     assert checked["status"] == "verified" and checked["score"] >= CAL["threshold"]
-    assert checked["parts"] == {"stated": True, "relevant": True, "agreed": True, "their_answer": "Adriana Trigiani",
-                               "their_bridge": ""}
+    assert checked["parts"] == {"stated": True, "relevant": True, "agreed": True, "their_answer": "Adriana Trigiani"}
     assert uncalibrated["status"] == "supported" and "no calibration" in uncalibrated["reasons"][-1]
     with llm.use_model(scripted_answer("Don Hall")):   # the passages give another answer: the score falls short
         other = ac.check(result("Adriana Trigiani", s, "Who made Big Stone Gap?"), verdicts(s), cal=CAL)
@@ -103,23 +102,6 @@ def test_a_chain_is_linked_when_it_starts_at_the_question_and_reaches_the_statin
     assert ac.linked(r, verdicts(s))          # S2 names the film and Don Hall, S1's title: A leads to B
     s2 = [("Big Stone Gap is a 2014 film.", ["S2"], True), ("Ames is a city in Iowa.", ["S3"], True)]
     assert not ac.linked({**result("Iowa", s2, q), "passages": [hall, film, other]}, verdicts(s2))
-
-
-def test_the_cited_chain_is_asked_in_order_and_its_first_hop_is_not_the_answer():
-    """SCRIPTED chain reply: the film's passage leads to Don Hall, Don Hall's to Glenwood."""
-    q = "Where did the director of Big Stone Gap grow up?"
-    film = {"id": "S2", "title": "Big Stone Gap", "dense": 0.5,
-            "text": "Big Stone Gap is a 2014 film directed by Don Hall."}
-    passages = [PASSAGES[0], film]
-    chain = llm.ScriptedModel(lambda messages, schema: json.dumps({"bridge": "Don Hall", "answer": "Glenwood"}))
-    s = [("Big Stone Gap was directed by Don Hall.", ["S2"], True), ("Don Hall grew up in Glenwood.", ["S1"], True)]
-    with llm.use_model(chain) as m:
-        good = ac.check({**result("Glenwood", s, q), "passages": passages}, verdicts(s), cal=CAL)
-        bad = ac.check({**result("Don Hall", s, q), "passages": passages}, verdicts(s), cal=CAL)
-    assert good["parts"]["agreed"] and good["parts"]["their_bridge"] == "Don Hall" and good["status"] == "verified"
-    assert not bad["parts"]["agreed"] and bad["features"]["answer_is_bridge"] == 1.0 and bad["status"] != "verified"
-    assert "answer 'Glenwood' (by way of 'Don Hall')" in " ".join(bad["reasons"])
-    assert len(m.calls) == 1 and "bridge" in m.calls[0][1]["properties"]   # one chain call, shared by both
 
 
 def test_a_question_that_names_no_subject_leaves_the_link_unknown():
