@@ -145,6 +145,24 @@ def test_judge_pairs_are_labelled_and_split_by_question(corpus, golden_path):
     assert judge_pairs.build(load_golden(golden_path), corpus, {"dev": 10, "test": 10}) == splits
 
 
+def test_two_passage_pairs_hold_two_passages_as_verify_joins_them(corpus, golden_path):
+    import judge_pairs
+    from retrieve import load_golden
+    splits = judge_pairs.build(load_golden(golden_path), corpus, {"dev": 10, "test": 10}, two=True)
+    rows = splits["dev"] + splits["test"]
+    assert rows and {r["kind"] for r in rows} >= {"support", "unrelated"}
+    for r in rows:
+        assert len(r["passages"]) == 2 and r["source"] == judge.joined([{"text": t} for t in r["passages"]])
+        assert judge.claim_slot(r["claim"]) == (r["question"], r["answer"]) and r["label"] is (r["kind"] == "support")
+        if r["kind"] == "unrelated":
+            assert not judge_pairs.names(r["source"], judge.claim_slot(
+                next(x for x in rows if x["group"] == r["group"] and x["kind"] == "support")["claim"])[1]) \
+                if any(x["group"] == r["group"] and x["kind"] == "support" for x in rows) else True
+        if r["kind"] == "hard":
+            assert judge_pairs.names(r["source"], r["answer"])   # a wrong answer the two gold passages name
+    assert not {r["group"] for r in splits["dev"]} & {r["group"] for r in splits["test"]}
+
+
 def test_number_and_entity_swaps_take_another_value_from_the_source():
     import random
     import judge_pairs
@@ -246,19 +264,21 @@ def chain_judge(messages, schema):
     return '{"answer": "Tomas Vell"}'
 
 
-def test_two_passages_are_read_as_a_chain_the_subject_first(fresh_cache):
+def test_answer_chain_reads_two_passages_as_a_chain_the_subject_first(fresh_cache):
+    """The candidate design answer_chain (not the default: it lost on two-passage dev pairs)."""
     bridge = "Ashford Bridge\nAshford Bridge is a stone bridge in Corran, designed by the engineer Tomas Vell."
     vell = "Tomas Vell\nTomas Vell was an engineer born in Hartmoor."
     src, q = judge.joined([{"text": vell}, {"text": bridge}]), "Where was the designer of Ashford Bridge born?"
+    chain = lambda claim, **slot: judge.judge_claim(claim, src, design="answer_chain", **slot)[0]
     with llm.use_model(llm.ScriptedModel(chain_judge)) as m:
-        assert judge.supports(f'The answer to "{q}" is Hartmoor.', src) is True
-        assert judge.supports("Vell was born in Hartmoor.", src, question=q, answer="Hartmoor") is True
-        assert judge.supports(f'The answer to "{q}" is Tomas Vell.', src) is False   # the first hop's answer
+        assert chain(f'The answer to "{q}" is Hartmoor.') is True
+        assert chain("Vell was born in Hartmoor.", question=q, answer="Hartmoor") is True
+        assert chain(f'The answer to "{q}" is Tomas Vell.') is False   # the first hop's answer
         assert len(m.calls) == 1                                  # one chain reply, cached, for all three
         asked = m.calls[0][0][-1]["content"]
         assert asked.index("Ashford Bridge is") < asked.index("Tomas Vell was")   # the subject's passage first
-        # the old design reads one joined source, gets the bridge as its answer and refuses the true claim
-        assert judge.judge_claim(f'The answer to "{q}" is Hartmoor.', src, design="answer_check")[0] is False
+        # the default reads one joined source; this scripted model then answers the bridge and refuses the claim
+        assert judge.supports(f'The answer to "{q}" is Hartmoor.', src) is False
 
 
 def test_supports_uses_the_question_and_answer_a_sentence_carries(fresh_cache):
