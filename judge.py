@@ -20,6 +20,9 @@ mean row; ~20 s per question on the embedded engine the first time, ~1 s when ev
   4. the YES/NO verdict decides where there is nothing to compare (yes/no answers, "not stated").
   All steps share one system prompt, so after the first the engine reads only the last lines: the source is
   read once per claim, and once per question for every claim about it.
+- `answer_chain` (a candidate, not the default): a source of several passages read as a chain (chain_answer: the
+  passage naming the question's subject first, the bridge asked for apart from the answer). It lost to
+  answer_check on two-passage dev pairs (judge_pairs.py --two-passage; results/judge2_eval_dev.json).
 - RAG_JUDGE_MODEL=bespoke-minicheck (any Ollama fact-checking model) judges instead, through the same door.
 - Every reply is cached under cache.keyed("judge", kind, model, claim or question, source): this file's code
   and its imports' (the prompts among them) name it, in `.rag/cache/judge.jsonl`, with the seconds it cost.
