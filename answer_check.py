@@ -21,6 +21,7 @@ import math
 import re
 from pathlib import Path
 
+import context_checks
 import llm
 import router
 from answers import NOT_STATED, f1, named_in, normalize_answer, stated_fuller, subject_names
@@ -125,13 +126,18 @@ def stated(result, verdicts, states=None):
     return False, f"no supported sentence states '{result.get('answer', '')}'"
 
 
+def cited_order(result, verdicts):
+    """IDs of the passages the supported sentences cite (not quarantined), in the order they cite them."""
+    known = {p["id"] for p in result.get("passages", [])}
+    return list(dict.fromkeys(c for v in verdicts if v["supported"] for c in v["cites"]
+                              if c in known and c not in v.get("quarantined", {})))
+
+
 def chain_source(result, verdicts):
     """The cited passages of the supported sentences, in the order the sentences cite them (the bridge first),
     joined as one source; '' when none."""
     by_id = {p["id"]: p for p in result.get("passages", [])}
-    order = [c for v in verdicts if v["supported"] for c in v["cites"] if c in by_id and c not in v.get(
-        "quarantined", {})]
-    return joined([by_id[c] for c in dict.fromkeys(order)])[:MAX_SOURCE_CHARS]
+    return joined([by_id[c] for c in cited_order(result, verdicts)])[:MAX_SOURCE_CHARS]
 
 
 def agreed(result, verdicts, source=None):
@@ -143,7 +149,11 @@ def agreed(result, verdicts, source=None):
     if not source:
         return False, "", "no supported sentence cites a passage"
     try:
-        said = str(source_answer(question, source)["value"]).strip()
+        if context_checks.ON:   # the same passages, asked inside the answer's prompt (read once with it)
+            said = str(context_checks.answer(context_checks.context_of(result), question, cited_order(result, verdicts))
+                       ["value"]).strip()
+        else:
+            said = str(source_answer(question, source)["value"]).strip()
     except llm.ReplyError:
         return False, "", "the passages' own answer was out of shape"
     if normalize_answer(said) in NOT_STATED:

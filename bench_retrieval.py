@@ -139,6 +139,7 @@ def _splice(x, y):
 
 
 def main():
+    os.environ.setdefault("RAG_EMBED_THREADS", str(os.cpu_count() or 1))   # no model runs here: every core embeds
     ap = argparse.ArgumentParser(description="Benchmark index build, hybrid retrieval latency and ANN loss.")
     ap.add_argument("--docs", type=int, default=1000, help="documents for the build-throughput figure")
     ap.add_argument("--synthetic", type=int, default=100_000, help="chunks in the synthetic collection")

@@ -82,6 +82,37 @@ Reply in JSON: "sentences" (one to three, each with the IDs of the sources that 
 (the answer in a few words, or "I don't know.")."""
 
 
+CHECK_RULES = """Instead of a question to answer, the last line may ask you to check the sources, in the JSON asked for.
+A check names the sources it may use, like [S2]: use only those, as if the other sources were not there.
+- "Check: answer from [S2] to <question>": the shortest answer those sources give, copied from them (a name, place,
+  number, date or short phrase), or "not stated" when they do not answer it.
+- "Check: answer from [S2] to <question>, one of: <options>": the option those sources give as the answer.
+- "Check: does [S2] state: <claim>": YES only if those sources state what the claim says (the same names and numbers
+  in the same relation), NO if the claim adds a fact they do not state or puts a name in another role.
+
+Checks on the example's sources.
+Check: answer from [S1] to "Who designed Ashford Bridge?"
+{"answer": "Tomas Vell"}
+Check: answer from [S1] to "Where was Tomas Vell born?"
+{"answer": "not stated"}
+Check: answer from [S1][S2] to "Where was the designer of Ashford Bridge born?", one of: Ashford Bridge | Hartmoor
+{"answer": "Hartmoor"}
+Check: does [S2] state: Tomas Vell designed Ashford Bridge.
+{"verdict": "NO"}
+Check: does [S1] state: Ashford Bridge was designed by Tomas Vell.
+{"verdict": "YES"}"""
+# the json style's system prompt: the answer's rules and example, then the checks' (context_checks.py): the answer and
+# every check of it begin with the same bytes, this and the sources, so the engine reads the sources once
+JSON_SYSTEM = SYSTEM.format(example=JSON_EXAMPLE) + "\n\n" + CHECK_RULES
+
+
+def prompt(question, passages, style=DEFAULT_STYLE):
+    """(system, user) of the cited answer in a style with a system prompt; the checks of context_checks.py append
+    their task to this user message."""
+    user = f"{format_sources(passages, style)}\nQuestion: {question}"
+    return (JSON_SYSTEM if style == "json" else SYSTEM.format(example=TEXT_EXAMPLE)), user
+
+
 def check_question(question):
     """The question stripped, or ValueError when there is none. '  Who? ' -> 'Who?'"""
     if not isinstance(question, str) or not question.strip():
@@ -199,17 +230,17 @@ def ask_model(question, passages, style):
         text = llm.complete(LAB_PROMPT.format(sources=sources, question=question), max_tokens=MAX_TOKENS)
         sentences = split_cited(text)
         return " ".join(s for s, _ in sentences), sentences
-    user = f"{sources}\nQuestion: {question}"
+    system, user = prompt(question, passages, style)
     if style == "text":
-        text = llm.complete(user, system=SYSTEM.format(example=TEXT_EXAMPLE), max_tokens=MAX_TOKENS)
+        text = llm.complete(user, system=system, max_tokens=MAX_TOKENS)
         first, _, rest = text.strip().partition("\n")
         if first.lower().startswith("answer:"):
             return strip_cites(first[7:]), split_cited(rest)
         sentences = split_cited(text)
         return (sentences[0][0] if sentences else ""), sentences
     if style == "json":
-        reply = llm.complete_json(user, answer_schema([p["id"] for p in passages]),
-                                  system=SYSTEM.format(example=JSON_EXAMPLE), max_tokens=MAX_TOKENS)
+        reply = llm.complete_json(user, answer_schema([p["id"] for p in passages]), system=system,
+                                  max_tokens=MAX_TOKENS)
         as_list = lambda x: x if isinstance(x, list) else []  # an engine may ignore the schema
         sentences = [(strip_cites(str(s.get("text", ""))),
                       [str(i).upper() for i in as_list(s.get("sources"))] + cited_ids(str(s.get("text", ""))))

@@ -146,7 +146,7 @@ _HANDED = []   # (key, calls, seconds) of the replies handed out inside spending
 _DEPTH = [0]   # how many spending() blocks are open
 
 
-def _timed(kind, payload, compute):
+def timed(kind, payload, compute):
     """A cached model reply with the seconds and calls it cost when it was computed."""
     def run():
         with llm.counting() as cost:
@@ -184,18 +184,19 @@ def verdict_reply(claim, source, style="verdict"):
     probability of YES read from the verdict token's logprobs (1.0 / 0.0 when the engine gives none).
     style "shared": the shared system prompt of the answer_check design (its prefix is cached with the source)."""
     system = SHARED_SYSTEM if style == "shared" else support_system(style)
+    return timed("verdict", [style, claim, source] + ([Cache.key(system)[:12]] if style == "shared" else []),
+                  lambda: yes_no(system, f"Source: {source}\nClaim: {claim}", SCHEMAS.get(style, SCHEMAS["verdict"])))
 
-    def compute():
-        response = llm.chat([{"role": "system", "content": system},
-                             {"role": "user", "content": f"Source: {source}\nClaim: {claim}"}],
-                            schema=SCHEMAS.get(style, SCHEMAS["verdict"]), max_tokens=120, logprobs=True,
-                            top_logprobs=5)
-        try:
-            yes = str(json.loads(response.message.content or "").get("verdict", "")).strip().upper() == "YES"
-        except (ValueError, AttributeError):
-            raise llm.ReplyError(f"verdict is not JSON: {(response.message.content or '')[:80]!r}") from None
-        return {"yes": yes, "p_yes": _p_yes(response, yes)}
-    return _timed("verdict", [style, claim, source] + ([Cache.key(system)[:12]] if style == "shared" else []), compute)
+
+def yes_no(system, user, schema=None):
+    """One YES/NO verdict call -> {"yes": bool, "p_yes": P(YES) from the verdict token's logprobs}."""
+    response = llm.chat([{"role": "system", "content": system}, {"role": "user", "content": user}],
+                        schema=schema or SCHEMAS["verdict"], max_tokens=120, logprobs=True, top_logprobs=5)
+    try:
+        yes = str(json.loads(response.message.content or "").get("verdict", "")).strip().upper() == "YES"
+    except (ValueError, AttributeError):
+        raise llm.ReplyError(f"verdict is not JSON: {(response.message.content or '')[:80]!r}") from None
+    return {"yes": yes, "p_yes": _p_yes(response, yes)}
 
 
 def _p_yes(response, yes):
@@ -220,7 +221,7 @@ def source_answer(question, source, system=None):
     def compute():
         return str(llm.complete_json(f"Source: {source}\nQuestion: {question}", ANSWER_SCHEMA,
                                      system=system, max_tokens=60).get("answer", "")).strip()
-    return _timed("answer", [question, source, Cache.key(system)[:12]], compute)
+    return timed("answer", [question, source, Cache.key(system)[:12]], compute)
 
 
 SHARED_RULES = """You check answers and claims against a source. Use only the source, not your own knowledge.
@@ -301,7 +302,7 @@ def chain_answer(question, passages):
         reply = llm.complete_json(f"{numbered(ordered)}\nQuestion: {question}", ChainAnswer.model_json_schema(),
                                   system=CHAIN_SYSTEM, max_tokens=80)
         return {"bridge": str(reply.get("bridge", "")).strip(), "answer": str(reply.get("answer", "")).strip()}
-    return _timed("chain", [question, ordered, Cache.key(CHAIN_SYSTEM)[:12]], compute)
+    return timed("chain", [question, ordered, Cache.key(CHAIN_SYSTEM)[:12]], compute)
 
 
 def choose(question, source, options, system=None):
@@ -311,7 +312,7 @@ def choose(question, source, options, system=None):
               "required": ["answer"]}
     listed = "\n".join(f"- {o}" for o in options + ["not stated"])
     system = system or SHARED_SYSTEM
-    return _timed("choice", [question, source, options, Cache.key(system)[:12]], lambda: str(llm.complete_json(
+    return timed("choice", [question, source, options, Cache.key(system)[:12]], lambda: str(llm.complete_json(
         f"Source: {source}\nQuestion: {question}\nOptions:\n{listed}", schema, system=system,
         max_tokens=60).get("answer", "")))
 
@@ -329,12 +330,32 @@ def judge_claim(claim, source, design=None, style=None, question=None, answer=No
                          design == "answer_chain"), parts
 
 
-def _answer_check(claim, source, slot, parts, contrast=False, chain=False):
+class Alone:
+    """How the judge asks a source: on its own, after the judge's shared system prompt (the answer_check design's
+    three prompts). context_checks.InContext asks the same three inside the answer's own prompt instead."""
+
+    def __init__(self, source):
+        self.source = source
+
+    def answer(self, question):
+        return source_answer(question, self.source)
+
+    def choose(self, question, options):
+        return choose(question, self.source, options)
+
+    def verdict(self, claim):
+        return verdict_reply(claim, self.source, "shared")
+
+
+def _answer_check(claim, source, slot, parts, contrast=False, chain=False, asker=None):
     """The answer_check design: the source's own answer first; multiple choice when the two differ and the source
     names both; the verdict only where no answer can be compared (no short answer, yes/no, "not stated").
-    All three prompts share one system prompt, so after the first the engine reuses system + source from cache."""
+    `asker` puts the three prompts (default Alone(source): one shared system prompt, so after the first the engine
+    reuses system + source from cache); `source` is the text the name checks read."""
+    asker = asker or Alone(source)
+
     def verdict():
-        parts["verdict"] = verdict_reply(claim, source, "shared")
+        parts["verdict"] = asker.verdict(claim)
         return parts["verdict"]["value"]["yes"]
     if slot is None:
         return verdict()
@@ -349,7 +370,7 @@ def _answer_check(claim, source, slot, parts, contrast=False, chain=False):
         parts["answer"] = {**reply, "value": reply["value"]["answer"]}
         bridge = reply["value"]["bridge"]
     else:
-        parts["answer"], bridge = source_answer(q, source), ""
+        parts["answer"], bridge = asker.answer(q), ""
     said = parts["answer"]["value"]
     if not named_in(source, claimed):  # the source never names the claim's answer
         return False
@@ -359,7 +380,7 @@ def _answer_check(claim, source, slot, parts, contrast=False, chain=False):
         return verdict()  # no answer from the source to compare (none, or not copied from it): the verdict decides
     if answers_match(said, claimed, q) or stated_fuller(said, claimed, source):
         return True  # the same answer, or a fuller form of it the source states ('August 16, 1967' for '1967')
-    parts["choice"] = choose(q, source, [claimed, said])
+    parts["choice"] = asker.choose(q, [claimed, said])
     pick = parts["choice"]["value"]
     if answers_match(pick, claimed, q) and not answers_match(pick, said, q):
         return True
@@ -372,7 +393,7 @@ def _answer_check(claim, source, slot, parts, contrast=False, chain=False):
         return False
     # answer_contrast (a candidate, not the default: it lost on the hard test pairs, results/judge_eval_test.json):
     # the claim also holds when P(YES) for it beats P(YES) for the model's own answer in the same form
-    rival = verdict_reply(f'The answer to "{q}" is {said}.', source, "shared")
+    rival = asker.verdict(f'The answer to "{q}" is {said}.')
     parts["rival"] = rival
     return parts["verdict"]["value"]["p_yes"] - rival["value"]["p_yes"] > RIVAL_MARGIN  # a tie: the choice stands
 
@@ -396,7 +417,7 @@ def judge_model():
 def minicheck(claim, source, model):
     """A fact-checking model's verdict, in the prompt format Bespoke-MiniCheck was trained on
     ("Document: ...\nClaim: ..." -> "Yes"/"No"): a cached reply."""
-    return _timed("minicheck", [model, claim, source], lambda: llm.complete(
+    return timed("minicheck", [model, claim, source], lambda: llm.complete(
         f"Document: {source}\nClaim: {claim}", model=model, max_tokens=4).strip().lower().startswith("yes"))
 
 

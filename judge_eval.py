@@ -32,7 +32,8 @@ import sys
 from pathlib import Path
 
 import answers
-from cache import code_key
+import context_checks
+from cache import Cache, code_key
 import llm
 import judge
 from judge_pairs import KINDS, OUT_DIR, load
@@ -40,8 +41,8 @@ from vector_index import CorpusError
 
 HERE = Path(__file__).parent
 THRESHOLDS = [round(0.05 * i, 2) for i in range(1, 20)]
-DESIGNS = ("answer_chain", "answer_check", "verdict", "yes_prob", "answer", "answer_choice", "verdict_and_answer",
-           "verdict_and_answer_choice", "answer_contrast")
+DESIGNS = ("answer_chain", "answer_check", "in_context", "in_context_among", "verdict", "yes_prob", "answer",
+           "answer_choice", "verdict_and_answer", "verdict_and_answer_choice", "answer_contrast")
 P_YES_THRESHOLD = 0.65     # yes_prob: P(YES) at or above this is a YES; chosen on the dev pairs (the sweep)
 
 # the candidates' own prompts (answer_check shares one system prompt for all its steps: judge.SHARED_SYSTEM)
@@ -74,11 +75,40 @@ answers exactly what is asked, or "not stated" when the source answers with none
 ANSWER_SYSTEM = answer_system()
 
 
-def judge_pair(claim, source, design):
+IN_CONTEXT = ("in_context", "in_context_among")
+AMONG = {"support": "unrelated", "unrelated": "support", "hard": "unrelated"}   # the uncited source beside the pair's
+
+
+def context_of_pair(pair, others=()):
+    """(context, cited ids): the pair's source as an answer's sources (a joined source's passages as S1, S2..), with
+    `others` (texts) placed among them uncited, in an order fixed by the pair's id; the question is the claim's."""
+    mine = judge.passages_of(pair["source"][:judge.MAX_SOURCE_CHARS])
+    texts = [(t, True) for t in mine] + [(t, False) for t in others]
+    if others and int(Cache.key(pair["id"])[:8], 16) % 2:   # the uncited source first for half the pairs
+        texts = texts[len(mine):] + texts[:len(mine)]
+    passages = [{"id": f"S{i}", "title": "", "text": t} for i, (t, _) in enumerate(texts, 1)]
+    slot = judge.claim_slot(pair["claim"])
+    context = context_checks.context_of({"question": slot[0] if slot else pair["claim"], "passages": passages})
+    return context, [p["id"] for p, (_, cited) in zip(passages, texts) if cited]
+
+
+def among(pairs):
+    """{pair id: [the uncited source beside it]}: for in_context_among, the same question's pair of another kind
+    (AMONG: a support pair gets the unrelated source, an unrelated pair the supporting one, so a judge that reads
+    past the cited source says yes to it)."""
+    by = {(p["group"], p["kind"]): p["source"] for p in pairs}
+    return {p["id"]: [by[(p["group"], AMONG[p["kind"]])]] if (p["group"], AMONG[p["kind"]]) in by else []
+            for p in pairs}
+
+
+def judge_pair(claim, source, design, pair=None, others=()):
     """(supported, parts) for one candidate design; answer_check, answer_contrast and verdict are
-    judge.judge_claim's."""
+    judge.judge_claim's; in_context (in_context_among: beside an uncited source) context_checks.judge_claim's."""
     if design in ("answer_chain", "answer_check", "answer_contrast", "verdict"):
         return judge.judge_claim(claim, source, design=design)
+    if design in IN_CONTEXT:
+        context, ids = context_of_pair(pair, others if design == "in_context_among" else ())
+        return context_checks.judge_claim(context, claim, ids, source)
     source, slot, parts = source[:judge.MAX_SOURCE_CHARS], judge.claim_slot(claim), {}
     if design in ("yes_prob",) or design.startswith("verdict_and") or slot is None:
         parts["verdict"] = judge.verdict_reply(claim, source)
@@ -103,11 +133,11 @@ def run_design(pairs, design, progress=True):
     """[(pair, supported, parts)] for one design; model steps run grouped by source (prompt cache)."""
     from tqdm import tqdm
     order = sorted(range(len(pairs)), key=lambda i: (pairs[i]["source"], pairs[i]["claim"]))
-    out = [None] * len(pairs)
+    out, beside = [None] * len(pairs), among(pairs) if design == "in_context_among" else {}
     for i in tqdm(order, desc=design, unit="pair", file=sys.stderr, disable=not progress):
         p = pairs[i]
         try:
-            ok, parts = judge_pair(p["claim"], p["source"], design)
+            ok, parts = judge_pair(p["claim"], p["source"], design, p, beside.get(p["id"], ()))
         except llm.ReplyError:
             ok, parts = False, {}
         out[i] = (p, ok, parts)

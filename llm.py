@@ -62,6 +62,26 @@ class ReplyError(LLMError):
 
 # ---- the engines behind the Ollama API (engine.ollama_api): llama.cpp in-process, and the scripted model ----
 
+def threads():
+    """llama.cpp threads: RAG_THREADS, else every core."""
+    return int(os.environ.get("RAG_THREADS") or os.cpu_count())
+
+
+def engine_params(xllamacpp, path, lab=True):
+    """llama.cpp's parameters for the GGUF at path: the engine's own (lab=True), or llama.cpp's defaults with only
+    the context, threads and quiet logs set, which bench_llm.py times as llama.cpp's own speed."""
+    params = xllamacpp.CommonParams()
+    params.model.path = str(path)
+    params.n_ctx = N_CTX
+    params.verbosity = -1          # llama.cpp logs nothing unless it fails
+    params.cpuparams.n_threads = params.cpuparams_batch.n_threads = threads()
+    if lab:
+        params.n_parallel = 1          # requests are serialized anyway; one slot keeps the whole context
+        params.cache_prompt = True     # reuse the KV cache of a repeated prompt prefix
+        params.sampling.seed = SEED
+    return params
+
+
 class _Embedded:
     """llama.cpp in this process; loads on first request, with the GGUF checked first."""
 
@@ -83,17 +103,8 @@ class _Embedded:
         except native.BuildError as e:
             raise LLMError(str(e)) from None
         import xllamacpp  # only the embedded engine needs it
-        params = xllamacpp.CommonParams()
-        params.model.path = str(path)
-        params.n_ctx = N_CTX
-        params.n_parallel = 1          # requests are serialized anyway; one slot keeps the whole context
-        params.cache_prompt = True     # reuse the KV cache of a repeated prompt prefix
-        params.verbosity = -1          # llama.cpp logs nothing unless it fails
-        threads = int(os.environ.get("RAG_THREADS") or os.cpu_count())
-        params.cpuparams.n_threads = params.cpuparams_batch.n_threads = threads
-        params.sampling.seed = SEED
         try:
-            self.server = xllamacpp.Server(params)
+            self.server = xllamacpp.Server(engine_params(xllamacpp, path))
         except Exception as e:
             raise LLMError(f"llama.cpp could not load {path}: {e}") from e
 

@@ -158,7 +158,8 @@ def render_trace(result, pattern, judge_cost=None, info=None):
     cost = "".join(f"<tr><td>{name}</td><td>{c.get('calls', 0)}</td><td>{c.get('prompt_tokens', 0)}</td>"
                    f"<td>{c.get('completion_tokens', 0)}</td><td>{c.get('seconds', 0):.1f}</td>"
                    f"<td>{c.get('wall_seconds', c.get('seconds', 0)):.1f}</td></tr>" for name, c in rows)
-    engine = f"<div>engine {esc(info['engine'])}, model {esc(info['model'])}</div>" if info else ""
+    build = f", llama.cpp build {esc(info['build'])}" if info and info.get("build") else ""
+    engine = f"<div>engine {esc(info['engine'])}, model {esc(info['model'])}{build}</div>" if info else ""
     return (f'<div class="trace"><div class="route" data-route>route: {esc(route_line(result, pattern))}</div>'
             f"<ol>{steps}</ol><table><tr><th></th><th>LLM calls</th><th>prompt tok</th><th>completion tok</th>"
             f"<th>LLM s</th><th>wall s</th></tr>{cost}</table>{engine}</div>")
@@ -177,5 +178,7 @@ def render_live(seen, pattern):
 
 def render_engine(info, corpus):
     gguf = f", GGUF {Path(info['gguf']).name}" if info.get("gguf") else ""
+    build = f", llama.cpp build <b>{esc(info['build'])}</b>" if info.get("build") else ""   # native or wheel
     return (f'<div class="engine" data-engine="{esc(info["engine"])}">engine <b>{esc(info["engine"])}</b>, model '
-            f'<b>{esc(info["model"])}</b> at {esc(info["host"])}{esc(gguf)}; corpus <code>{esc(corpus)}</code></div>')
+            f'<b>{esc(info["model"])}</b> at {esc(info["host"])}{esc(gguf)}{build}; corpus <code>{esc(corpus)}</code>'
+            '</div>')

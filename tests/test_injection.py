@@ -15,7 +15,7 @@ import llm
 import judge
 from answers import normalize_answer
 from retrieve import golden_problem
-from conftest import NOT_STATED_REPLY, judge_defers
+from conftest import NOT_STATED_REPLY, judge_defers, judge_view
 
 ITEMS = inj.load_items(inj.GOLDEN)
 DOCS = {p.stem: p.read_text() for p in inj.CORPUS.glob("*.txt")}
@@ -41,8 +41,8 @@ def scripted(generation):
             return NOT_STATED_REPLY
         user = messages[-1]["content"]
         system = messages[0]["content"] if len(messages) > 1 else ""
-        if "supports a claim" in system or system == judge.SHARED_SYSTEM:  # the old or the answer-check verdict
-            source, _, claim = user.partition("\nClaim: ")
+        if "supports a claim" in system or system == judge.SHARED_SYSTEM or "\nCheck: does [" in user:  # a verdict
+            source, claim = judge_view(messages)
             fact = re.sub(r'^The answer to ".*" is ', "", claim).rstrip(".")
             return json.dumps({"verdict": "YES" if normalize_answer(fact) in normalize_answer(source) else "NO"})
         answer, sentences = generation(user)

@@ -85,9 +85,10 @@ def test_clis_need_a_mode(monkeypatch, capsys):
 def passage_judge(answers):
     """SCRIPTED judge: the source's answer is answers[word] for the first key word found in the source."""
     import json as _json
+    from conftest import judge_view
 
     def reply(messages, schema):
-        source = messages[-1]["content"].split("\nQuestion:")[0]
+        source = judge_view(messages)[0]
         return _json.dumps({"answer": next((a for w, a in answers.items() if w in source), "not stated")})
     return reply
 
@@ -155,7 +156,7 @@ def test_the_side_of_a_dispute_that_reads_like_an_instruction_is_quarantined(mon
     assert list(disputes.suspects(d, passages, Scored())) == ["S2"]
     # verify() quarantines it: its citation supports nothing, the reason is listed
     monkeypatch.setattr(citations, "supports", lambda claim, source, **kw: True)
-    monkeypatch.setattr(citations, "_judged", lambda text, source, slot: (True, "verdict"))
+    monkeypatch.setattr(citations, "_judged", lambda text, ids, by_id, slot, context=None: (True, "verdict"))
     monkeypatch.setattr(disputes, "suspects", lambda dd, ps, detector=None: {"S2": "contradicts ... (p=0.45 >= 0.30)"})
     result = {"question": "How many players?", "answer": "25", "idk": False, "passages": passages,
               "sentences": [{"text": "Each side fields 25 players.", "cites": ["S2"]}]}

@@ -14,12 +14,13 @@ import citations
 import harness
 import verify_citations
 from cache import Cache, moved
+from conftest import judge_view
 
 
 def good_judge(messages, schema):
     if "score" in json.dumps(schema):
         return '{"score": 4}'
-    source = messages[-1]["content"].split("\nClaim:")[0]
+    source = judge_view(messages)[0]
     return '{"verdict": "YES"}' if "GOOD" in source else '{"verdict": "NO"}'
 
 
@@ -90,7 +91,7 @@ def test_a_needed_citation_is_precise_even_if_weak_alone(fresh_cache):
     r = result_with([{"text": "joint", "cites": ["S1", "S2"]}])
     r["passages"] = [{"id": "S1", "text": "GO"}, {"id": "S2", "text": "OD"}]
     with llm.use_model(llm.ScriptedModel(lambda m, s: '{"verdict": "%s"}' % (
-            "YES" if "GO\n\nOD" in m[-1]["content"] else "NO"))):
+            "YES" if "GO\n\nOD" in judge_view(m)[0] else "NO"))):
         v = citations.verify(r)
     assert v[0]["supported"] and v[0]["precise"] == {"S1": True, "S2": True}
 
@@ -112,6 +113,46 @@ def test_a_passage_with_injection_markers_supports_nothing(fresh_cache, capsys):
     citations.print_answer(r, v)
     assert ("[S1: not allowed as support: instruction to the model, addressed to the model or reader"
             in capsys.readouterr().out)
+
+
+def test_checks_are_asked_inside_the_answers_own_prompt(fresh_cache):
+    """context_checks: every check of an answer is the answer's system prompt and user message, then one line; so
+    llama.cpp reads the sources once. The scripted judge sees only the sources the check names."""
+    import context_checks
+    import generate
+    passages = [{"id": "p1", "chunk_id": "d1#0", "doc": "d1", "title": "One", "text": "GOOD evidence"},
+                {"id": "p2", "chunk_id": "d2#0", "doc": "d2", "title": "Two", "text": "unrelated"}]
+
+    def model(messages, schema):
+        if "sentences" in json.dumps(schema):   # the cited answer: one sentence on S1, one on S2 alone
+            return json.dumps({"sentences": [{"text": "It is so.", "sources": ["S1"]},
+                                             {"text": "It is also so.", "sources": ["S2"]}], "answer": "Vell"})
+        return good_judge(messages, schema)
+    with llm.use_model(llm.ScriptedModel(model)) as m:
+        r = generate.generate("Is it so?", passages=passages)
+        v = citations.verify(r)
+    assert [x["supported"] for x in v] == [True, False]   # GOOD is in S1 only: S2's check never reads it
+    (answer_messages, _), *checks = m.calls
+    system, user = answer_messages[0]["content"], answer_messages[-1]["content"]
+    assert system == generate.JSON_SYSTEM and len(checks) == 2
+    for messages, schema in checks:
+        assert messages[0]["content"] == system and messages[-1]["content"].startswith(user + "\nCheck: ")
+    assert checks[1][0][-1]["content"].endswith("\nCheck: does [S2] state: It is also so.")
+    assert context_checks.context_of(r) == {"system": system, "user": user}
+
+
+def test_judge_eval_puts_a_pair_among_an_uncited_source():
+    import judge_eval
+    pairs = [{"id": f"x-{k}", "group": "g", "kind": k, "label": k == "support", "source": f"{k} text",
+              "claim": 'The answer to "Who?" is Vell.'} for k in ("support", "unrelated", "hard")]
+    beside = judge_eval.among(pairs)
+    assert beside == {"x-support": ["unrelated text"], "x-unrelated": ["support text"], "x-hard": ["unrelated text"]}
+    context, ids = judge_eval.context_of_pair(pairs[1], beside["x-unrelated"])
+    assert context["user"].endswith("\nQuestion: Who?") and len(ids) == 1
+    assert f'<source id="{ids[0]}" title="">unrelated text</source>' in context["user"]
+    assert "support text" in context["user"]   # there, but not cited
+    alone, ids = judge_eval.context_of_pair(pairs[1])
+    assert ids == ["S1"] and "support text" not in alone["user"]
 
 
 def test_cache_survives_a_torn_line_and_rewrites_itself(tmp_path, capsys):
@@ -203,7 +244,7 @@ def test_designs_catch_the_wrong_answer_the_verdict_lets_through(fresh_cache, de
 def fragment_judge(messages, schema):
     """SCRIPTED: the source's answer is the fragment 'insane' and the multiple choice keeps it; P(YES) is 0.70
     for a claim naming Renfield, 0.55 for one naming 'insane', 0.45 for any other."""
-    props, task = schema["properties"], messages[-1]["content"].split("\nClaim:")[-1]
+    props, task = schema["properties"], judge_view(messages)[1]
     if "verdict" in props:
         logprob = -0.357 if "Renfield" in task else (-0.598 if "insane" in task else -0.799)   # ln 0.70 / 0.55 / 0.45
         return [('{"verdict": "', 0.0), ("YES", logprob), ('"}', 0.0)]

@@ -25,11 +25,11 @@ import self_rag as sr
 import citations
 import web_search
 from cache import moved
-from generate import IDK, JSON_EXAMPLE, SYSTEM
+from generate import IDK, JSON_SYSTEM
 from retrieve import eval_items, load_golden
-from conftest import NOT_STATED_REPLY, judge_defers
+from conftest import NOT_STATED_REPLY, judge_defers, judge_view
 
-GENERATE_SYSTEM = SYSTEM.format(example=JSON_EXAMPLE)
+GENERATE_SYSTEM = JSON_SYSTEM
 DOCS = {  # scripted retriever: ranked by the names (capitalised words) a query shares with a passage
     "ashford-bridge": ("Ashford Bridge", "Ashford Bridge is a stone arch bridge in Corran. It was designed by the "
                        "engineer Tomas Vell. The bridge has five arches."),
@@ -207,7 +207,7 @@ def self_rag_script(messages, schema):
         return '{"retrieve": "yes"}'
     if system == sr.RELEVANT_SYSTEM:
         return '{"relevant": "no"}' if "Passage: Tomas Vell" in user else '{"relevant": "yes"}'
-    if system == GENERATE_SYSTEM:
+    if system == GENERATE_SYSTEM and "sentences" in json.dumps(schema):   # the answer, not a check of it
         if 'title="Hartmoor"' in user:
             return json.dumps({"sentences": [{"text": "Hartmoor is a village.",
                                               "sources": [source_id(user, "Hartmoor")]}],
@@ -369,11 +369,11 @@ def crag_script(grades, keep=(2,)):
             return json.dumps({"keep": list(keep)})
         if system == crag.REWRITE_SYSTEM:
             return '{"query": "Quillfeather Observatory founder"}'
-        if system == GENERATE_SYSTEM:
+        if system == GENERATE_SYSTEM and "sentences" in json.dumps(schema):   # the answer, not a check of it
             title = re.search(r'<source id="S1" title="([^"]*)"', user).group(1)
             return json.dumps({"sentences": [{"text": f"It is {title}.", "sources": ["S1"]}], "answer": title})
         if "verdict" in json.dumps(schema):  # the judge: YES when the source names the founder
-            return '{"verdict": "%s"}' % ("YES" if "founded" in user.split("\nClaim:")[0] else "NO")
+            return '{"verdict": "%s"}' % ("YES" if "founded" in judge_view(messages)[0] else "NO")
         raise AssertionError(f"unexpected prompt: {system[:60]!r}")
     return script
 
@@ -456,7 +456,7 @@ def everything(messages, schema):
             or system.startswith(sr.DECIDE_SYSTEM[:40])):
         return {crag.EVALUATOR_SYSTEM: '{"score": 0.5}', crag.REFINE_SYSTEM: '{"keep": [1]}',
                 crag.REWRITE_SYSTEM: '{"query": "Tomas Vell"}'}.get(system, '{"retrieve": "yes"}')
-    return self_rag_script(messages, schema) if system != GENERATE_SYSTEM else json.dumps(
+    return self_rag_script(messages, schema) if "sentences" not in json.dumps(schema) else json.dumps(
         {"sentences": [{"text": "Tomas Vell designed it.", "sources": ["S1"]}], "answer": "Tomas Vell"})
 
 
