@@ -149,7 +149,7 @@ def agreed(result, verdicts, source=None):
     if not source:
         return False, "", "no supported sentence cites a passage"
     try:
-        if context_checks.ON:   # the same passages, asked inside the answer's prompt (read once with it)
+        if context_checks.on():   # the same passages, asked inside the answer's prompt (read once with it)
             said = str(context_checks.answer(context_checks.context_of(result), question, cited_order(result, verdicts))
                        ["value"]).strip()
         else:

@@ -34,6 +34,7 @@ HERE = Path(__file__).parent
 WARMUP = "Where was the designer of the Eiffel Tower born?"
 WORKER = r"""
 import json, sys, time
+out, sys.stdout = sys.stdout, sys.stderr   # whatever the code prints stays off the reply line
 import answer_check, llm
 from citations import verify
 from generate import generate
@@ -49,7 +50,7 @@ for line in sys.stdin:
     s = llm.stats()
     print(json.dumps({"answer_s": t1 - t0, "checks_s": t2 - t1, "seconds": t2 - t0, "calls": s["calls"],
                       "prompt_tokens": s["prompt_tokens"], "completion_tokens": s["completion_tokens"],
-                      "answer": r["answer"], "status": c["status"]}), flush=True)
+                      "answer": r["answer"], "status": c["status"]}), file=out, flush=True)
 """
 
 

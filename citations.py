@@ -41,7 +41,7 @@ def verify(result, dispute=None):
     conflict = disputes.suspects(dispute, result["passages"]) if dispute else {}
     # the question and short answer let the judge compare a sentence's answer with the source's own
     slot = {} if result.get("idk") else {"question": result.get("question"), "answer": result.get("answer")}
-    context = context_checks.context_of(result) if context_checks.ON and not judge.judge_model() else None
+    context = context_checks.context_of(result) if context_checks.on() and not judge.judge_model() else None
     check = lambda text, ids: _judged(text, ids, by_id, slot, context)[0]
     out = []
     for s in result["sentences"]:

@@ -20,14 +20,21 @@ right, but without the cache's saving: its checks read the sources once, on the 
 from cache import Cache
 import judge
 import llm
-from generate import prompt
+import generate
+from generate import is_idk
 
-ON = True   # citations.verify, answer_check.agreed and disputes.check ask in context (results/context_checks_*.json)
+
+
+def on():
+    """Whether citations.verify, answer_check.agreed and disputes.check ask in context: generate.CHECKS_IN_CONTEXT,
+    off since the in-context verdict lost to the judge on its own on dev pairs (results/context_checks_judge_dev*)."""
+    return generate.CHECKS_IN_CONTEXT
 
 
 def context_of(result):
-    """{"system", "user"}: the json-style prompt of an answer's question over its passages, as generate() sent it."""
-    system, user = prompt(result["question"], result["passages"], "json")
+    """{"system", "user"}: the json-style prompt of an answer's question over its passages, with the checks' rules
+    (as generate() sends it when CHECKS_IN_CONTEXT is on)."""
+    system, user = generate.prompt(result["question"], result["passages"], "json", checks=True)
     return {"system": system, "user": user}
 
 
@@ -52,13 +59,17 @@ class InContext:
 
     def answer(self, question):
         task = f'Check: answer from {tag(self.ids)} to "{question}"'
-        return self._ask("answer", task, lambda: str(self._json(task, judge.ANSWER_SCHEMA).get("answer", "")).strip())
+
+        def compute():
+            said = str(self._json(task, judge.ANSWER_SCHEMA).get("answer", "")).strip()
+            return "not stated" if is_idk(said) else said   # the answer's own rule 3 says "I don't know."
+        return self._ask("answer", task, compute)
 
     def choose(self, question, options):
-        options = sorted(set(options))  # a fixed order that does not favour the claim's option
-        schema = {"type": "object", "required": ["answer"],
-                  "properties": {"answer": {"type": "string", "enum": options + ["not stated"]}}}
-        task = f'Check: answer from {tag(self.ids)} to "{question}", one of: {" | ".join(options)}'
+        options = sorted(set(options)) + ["not stated"]  # a fixed order that does not favour the claim's option
+        schema = {"type": "object", "required": ["answer"], "properties": {"answer": {"type": "string",
+                                                                                      "enum": options}}}
+        task = f'Check: answer from {tag(self.ids)} to "{question}"\nOptions:\n' + "\n".join(f"- {o}" for o in options)
         return self._ask("choice", task, lambda: str(self._json(task, schema).get("answer", "")))
 
     def verdict(self, claim):

@@ -72,7 +72,7 @@ def check(result):
     if result.get("idk") or result.get("error") or not result.get("passages"):
         return {"disputed": False, "answers": [], "shown_in": None, "calls": 0, "seconds": 0.0}
     with judge.spending() as cost:
-        context = context_checks.context_of(result) if context_checks.ON else None
+        context = context_checks.context_of(result) if context_checks.on() else None
         groups = group_answers(passage_answers(result["question"], result["passages"], context), result["question"])
     shown = result.get("answer") or ""
     home = next((i for i, g in enumerate(groups) if agree(shown, g["answer"], result["question"])), None)
@@ -141,7 +141,7 @@ def main():
     try:
         r = generate(check_question(args.question), args.k, corpus=args.corpus)
         print_result(r)
-        context = context_checks.context_of(r) if context_checks.ON else None
+        context = context_checks.context_of(r) if context_checks.on() else None
         for pid, said in passage_answers(r["question"], r["passages"], context):
             print(f"  {pid} answers: {said}")
         d = dispute(r)

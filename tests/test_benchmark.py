@@ -28,7 +28,7 @@ from generate import JSON_SYSTEM
 
 COLUMNS = ["answer_em", "answer_f1", "doc_recall", "citation_recall", "citation_precision", "llm_calls",
            "prompt_tokens", "completion_tokens", "seconds_p50"]
-GENERATE_SYSTEM = JSON_SYSTEM   # the cited answer's, and its checks' (context_checks)
+GENERATE_SYSTEM = JSON_SYSTEM
 NON_GRAPH = [p for p in patterns.PATTERNS if not p.startswith("graph")]
 # other strings: "" (no query, no subject)
 STRINGS = {"text": "Tomas Vell designed Ashford Bridge.", "answer": "Tomas Vell"}

@@ -25,11 +25,12 @@ import citations
 import grade
 import handin
 import harness
+import judge
 import llm
 import rerun
 import retrieve
 import verify_citations
-from test_benchmark import SCRIPTED_MODEL
+from test_benchmark import GENERATE_SYSTEM, SCRIPTED_MODEL
 
 ROOT = Path(__file__).resolve().parent.parent
 RUBRIC = {"rerun": {"name": "re-run", "points": 4, "tolerance": 0},
@@ -142,8 +143,8 @@ def test_a_correct_hand_in_gets_full_marks_and_its_rows_are_really_re_run(lab, c
     assert all(line.startswith("reproduced: ") for line in first[2:])
     assert sum(line.startswith("reproduced: citations.json json fx-") for line in first) == 4
     assert all("shared with an earlier hand-in" in line for line in second[2:])
-    users = [messages[-1]["content"] for messages, _ in calls]   # the re-runs asked the model again, answer and
-    assert any("\nCheck: " not in u for u in users) and any("\nCheck: " in u for u in users)   # checks: no cache
+    systems = [messages[0]["content"] for messages, _ in calls]   # the re-runs asked the model again, answer and
+    assert GENERATE_SYSTEM in systems and judge.SHARED_SYSTEM in systems   # verdicts: nothing read back from a cache
     table = (out / "class.csv").read_text().splitlines()
     assert table[0].startswith("student,score,max,week 2,week 4,week 9,re-run") and len(table) == 3
     assert f"| ada | {FULL} | {FULL} |" in (out / "class.md").read_text()

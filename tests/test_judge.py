@@ -115,11 +115,13 @@ def test_a_passage_with_injection_markers_supports_nothing(fresh_cache, capsys):
             in capsys.readouterr().out)
 
 
-def test_checks_are_asked_inside_the_answers_own_prompt(fresh_cache):
-    """context_checks: every check of an answer is the answer's system prompt and user message, then one line; so
-    llama.cpp reads the sources once. The scripted judge sees only the sources the check names."""
+def test_checks_are_asked_inside_the_answers_own_prompt(fresh_cache, monkeypatch):
+    """context_checks (a candidate, switched on here): every check of an answer is the answer's system prompt and
+    user message, then one line; so llama.cpp reads the sources once. The scripted judge sees only the sources the
+    check names."""
     import context_checks
     import generate
+    monkeypatch.setattr(generate, "CHECKS_IN_CONTEXT", True)
     passages = [{"id": "p1", "chunk_id": "d1#0", "doc": "d1", "title": "One", "text": "GOOD evidence"},
                 {"id": "p2", "chunk_id": "d2#0", "doc": "d2", "title": "Two", "text": "unrelated"}]
 
@@ -134,7 +136,7 @@ def test_checks_are_asked_inside_the_answers_own_prompt(fresh_cache):
     assert [x["supported"] for x in v] == [True, False]   # GOOD is in S1 only: S2's check never reads it
     (answer_messages, _), *checks = m.calls
     system, user = answer_messages[0]["content"], answer_messages[-1]["content"]
-    assert system == generate.JSON_SYSTEM and len(checks) == 2
+    assert system == generate.CHECK_SYSTEM and len(checks) == 2
     for messages, schema in checks:
         assert messages[0]["content"] == system and messages[-1]["content"].startswith(user + "\nCheck: ")
     assert checks[1][0][-1]["content"].endswith("\nCheck: does [S2] state: It is also so.")

@@ -1,0 +1,31 @@
+"""bench_llm.py and bench_answer.py: the arithmetic of their figures (the timings themselves come from the real
+engine in their own runs, never from tests)."""
+import pytest
+
+import bench_answer
+import bench_llm
+
+
+def test_speeds_are_llama_cpp_counts_and_what_the_caller_waits():
+    own, wall, tokens = bench_llm._speeds([(96, 3000.0, 100.0, 3.2), (96, 4000.0, 100.0, 4.1), (90, 3000.0, 0.0, 3.0)])
+    assert own == pytest.approx(30.0) and tokens == 96
+    assert wall == pytest.approx(30.0)   # 96 / 3.1, 96 / 4.0, 90 / 3.0 -> median 30
+
+
+def test_ratio_engine_raw_divides_the_labs_figure_by_llama_cpps_own():
+    lab = {k: 10.0 for _, k, _ in bench_llm.ROWS} | {"answers_identical": True, "schema_generation_tok_s": 9.0}
+    raw = {"prompt_tok_s": 20.0, "generation_tok_s": 12.5, "generation_wall_tok_s": 10.0}
+    res = bench_llm.summary({"native": [lab, lab]}, {"native": [raw]})["native"]
+    assert res["raw"]["generation_tok_s"] == 12.5
+    assert res["ratio_engine_raw"] == {"prompt_tok_s": 0.5, "generation_tok_s": 0.8, "generation_wall_tok_s": 1.0,
+                                       "schema_generation_tok_s": 0.72, "logprobs_generation_tok_s": 0.8}
+    assert "raw" not in bench_llm.summary({"wheel": [lab]}, {})["wheel"]   # an Ollama server: nothing to compare
+
+
+def test_answer_bench_figures_and_a_bad_ref(tmp_path):
+    rows = [{"seconds": s, "answer_s": s / 2, "checks_s": s / 2, "calls": 3, "prompt_tokens": 900,
+             "completion_tokens": 120} for s in (10.0, 12.0, 30.0, 11.0)]
+    f = bench_answer.summary(rows)
+    assert (f["n"], f["p50"], f["p90"], f["mean"], f["answer_p50"]) == (4, 11.5, 30.0, 15.75, 5.75)
+    with pytest.raises(SystemExit, match="git worktree add no-such-ref failed"):
+        bench_answer.tree_of("no-such-ref", tmp_path)
