@@ -31,6 +31,7 @@ import harness
 import llm
 import patterns
 from cache import Cache, write_json
+from citations import summarize
 from links import split_of
 from retrieve import CORPUS_DIR, GOLDEN, eval_items
 from vector_index import CorpusError
@@ -97,7 +98,10 @@ def report(rows, cal):
     div = lambda a, b: round(a / b, 3) if b else None
     costed = [r for r in rows if r.get("check_calls") is not None]
     before = sum(r["seconds"] + r["judge_seconds"] - r["check_seconds"] for r in costed)
-    return {"questions": len(answerable), "right": right, "old_verified": len(old),
+    cite = summarize(answerable) if answerable else {}
+    return {"questions": len(answerable), "f1": div(cite.get("answer_f1", 0), 1), "cite_rec": div(
+        cite.get("citation_recall", 0), 1), "cite_prec": div(cite.get("citation_precision", 0), 1),
+            "right": right, "old_verified": len(old),
             "old_precision": div(sum(r["right"] for r in old), len(old)), "old_coverage": div(
                 sum(r["right"] for r in old), right), "verified": n, "precision": div(ok, n),
             "coverage": div(ok, right), "unanswerable": len(un), "unanswerable_old_verified": un_old,
@@ -134,6 +138,7 @@ def main():
     ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions")
     ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="the corpus the golden questions run on")
     ap.add_argument("--limit", type=int, default=0, help="golden questions per split (0: all)")
+    ap.add_argument("--splits", default="dev,test", help="comma list of dev,test (a change is chosen on dev alone)")
     ap.add_argument("--fit", action="store_true", help="fit on dev and write the calibration for this model")
     ap.add_argument("--target", type=float, default=TARGET, help="precision of verified to aim for on dev")
     ap.add_argument("--cached-only", action="store_true", help="only questions whose answers are cached")
@@ -143,10 +148,13 @@ def main():
     try:
         names = patterns.parse(args.patterns)
         golden = eval_items(args.golden, 0, args.corpus)
-        split = {s: [g for g in golden if split_of(g) == s][:args.limit or None] for s in ("dev", "test")}
+        wanted = [s.strip() for s in args.splits.split(",") if s.strip()]
+        if not wanted or set(wanted) - {"dev", "test"} or (args.fit and "dev" not in wanted):
+            raise ValueError(f"--splits takes dev,test (--fit needs dev), got {args.splits!r}")
+        split = {s: [g for g in golden if split_of(g) == s][:args.limit or None] for s in wanted}
         extra = {} if args.no_unanswerable or not UNANSWERABLE.exists() else json.loads(UNANSWERABLE.read_text())
-        print(f"model={llm.engine_info()['model']} patterns={','.join(names)} dev={len(split['dev'])} "
-              f"test={len(split['test'])} unanswerable={len(extra.get('items', []))}")
+        print(f"model={llm.engine_info()['model']} patterns={','.join(names)} "
+              + " ".join(f"{s}={len(v)}" for s, v in split.items()) + f" unanswerable={len(extra.get('items', []))}")
         rows = {}
         for name in names:
             for s, items in split.items():

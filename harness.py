@@ -19,6 +19,7 @@ import llm
 import steps
 from cache import Cache, keyed, module_of, write_json
 from citations import print_checked, question_row, summarize, verify
+import generate as generate_module
 from generate import DEFAULT_STYLE, check_question, generate
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, eval_items, labels
 from vector_index import CorpusError, fingerprint
@@ -37,10 +38,12 @@ def index_of(settings):
 
 def answer_key(name, answer_fn, settings, item):
     """The key of answer_fn's answer to a golden item: the code of the module it runs (cache.keyed), the pattern's
-    name and settings, what the index it retrieves from holds (index_of), the model and the question."""
+    name and settings, what the index it retrieves from holds (index_of), the model, the question and the passage
+    trim (generate.TRIM_WORDS) when one is set."""
     settings = settings or {}
+    trim = generate_module.TRIM_WORDS   # RAG_TRIM_WORDS can change it without a code change: it names the answer too
     return keyed(module_of(answer_fn), "answer", name, settings, index_of(settings), llm.engine_info()["model"],
-                 item["question"], item["id"])
+                 item["question"], item["id"], *([{"trim_words": trim}] if trim else []))
 
 
 def row_key(answer, item):

@@ -123,7 +123,20 @@ class _Embedded:
             error = error.get("message", error) if isinstance(error, dict) else error
             raise LLMError(f"llama.cpp refused the request: {error}")
         out["load_seconds"] = loaded
+        if trace := os.environ.get("RAG_TRACE"):
+            _trace(trace, request, out, time.perf_counter() - start - loaded)
         return out
+
+
+def _trace(path, request, out, seconds):
+    """RAG_TRACE=FILE: one JSON line per embedded call: which prompt (the system prompt's first words), the tokens
+    llama.cpp read anew and took from its prompt cache, the tokens generated, and the time of each."""
+    t, messages = out.get("timings", {}), request.get("messages") or [{}]
+    line = {"system": " ".join(str(messages[0].get("content", "")).split()[:6]), "prompt_new": t.get("prompt_n"),
+            "cached": t.get("cache_n"), "generated": t.get("predicted_n"), "prompt_ms": round(t.get("prompt_ms", 0)),
+            "gen_ms": round(t.get("predicted_ms", 0)), "seconds": round(seconds, 3)}
+    with open(path, "a") as f:
+        f.write(json.dumps(line) + "\n")
 
 
 class ScriptedModel:
