@@ -323,15 +323,19 @@ def test_a_corrupted_archive_or_broken_file_gets_a_line_and_zero_never_a_crash(l
 
 
 def test_the_default_rubric_matches_the_readme_and_reads_the_committed_results():
-    """rubric.json: usable, each week's script in that week of the README's file table, and every bar's paths
-    found in the lab's own committed results file (so an edit to a script's output shows here)."""
+    """rubric.json: usable, each week's script in that week of the file table (labs/files.md) and in that week's row
+    of the README's week table, and every bar's paths found in the lab's own committed results file (so an edit to
+    a script's output shows here)."""
     rubric = json.loads((ROOT / "rubric.json").read_text())
     assert handin.rubric_problems(rubric) == []
-    readme = (ROOT / "README.md").read_text()
-    table = readme[readme.index("## The files, in week order"):readme.index("## Retrieval")]
-    weeks = {f: line.split("|")[1].strip() for line in table.splitlines() for f in re.findall(r"`(\w+\.py)`", line)}
+    table = (ROOT / "labs" / "files.md").read_text()
+    weeks = {f: line.split("|")[1].strip() for line in table.splitlines() if line.startswith("| ")
+             for f in re.findall(r"`(\w+\.py)`", line)}
+    readme_weeks = {f: line.split("|")[1].strip() for line in (ROOT / "README.md").read_text().splitlines()
+                    if re.match(r"\| (\d+|data) \|", line) for f in re.findall(r"`(\w+\.py)`", line)}
     for w in rubric["weeks"]:
         assert weeks[w["script"]] == w["week"], w["script"]
+        assert readme_weeks[w["script"]] == w["week"], w["script"]
         data = json.loads((ROOT / w["file"]).read_text())
         assert checks.infer_script(data)[0] == w["script"]
         for t in w["thresholds"]:

@@ -57,12 +57,40 @@ def test_pattern_names_live_in_one_registry():
     assert {"seed", "single", "smart", "chain", "flare", "self_rag", "crag", "graph_local"} <= set(patterns.PATTERNS)
 
 
-def test_the_readme_file_table_names_every_module():
+def file_table(root=ROOT):
+    """labs/files.md's table: {file: week} for every `x.py` its rows name."""
     import re
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    table = readme[readme.index("## The files, in week order"):readme.index("## Retrieval")]
-    named = set(re.findall(r"`([a-z0-9_]+\.py)`", table))
+    rows = [line for line in (root / "labs" / "files.md").read_text(encoding="utf-8").splitlines()
+            if line.startswith("| ") and not line.startswith("| week ")]
+    return {f: line.split("|")[1].strip() for line in rows for f in re.findall(r"`([a-z0-9_]+\.py)`", line)}
+
+
+def test_the_file_table_names_every_module():
+    named = set(file_table())
     assert named == {p.name for p in ROOT.glob("*.py")}, set(named) ^ {p.name for p in ROOT.glob("*.py")}
+
+
+def test_each_week_page_names_that_weeks_files_and_the_readme_links_each_week():
+    """labs/weekN-*.md's file table holds exactly the files labs/files.md gives week N, and the README's week table
+    has one row per week, linking to that page and naming only that week's files."""
+    import re
+    weeks = {}
+    for f, w in file_table().items():
+        weeks.setdefault(w, set()).add(f)
+    numbered = sorted(w for w in weeks if w.isdigit())
+    assert numbered == [str(n) for n in range(1, len(numbered) + 1)] and len(numbered) >= 9, numbered
+    readme_rows = {line.split("|")[1].strip(): line for line in (ROOT / "README.md").read_text(encoding="utf-8")
+                   .splitlines() if re.match(r"\| (\d+|data) \|", line)}
+    assert set(readme_rows) == {*numbered, "data"}, sorted(readme_rows)
+    for w in numbered:
+        pages = list((ROOT / "labs").glob(f"week{w}-*.md"))
+        assert len(pages) == 1, (w, pages)
+        page = pages[0].read_text(encoding="utf-8")
+        top = page[:page.index("\n## ")]            # the table at the top of the page, before its first section
+        assert set(re.findall(r"`([a-z0-9_]+\.py)`", top)) == weeks[w], (w, pages[0].name)
+        assert f"(labs/{pages[0].name})" in readme_rows[w], w
+        named = set(re.findall(r"`([a-z0-9_]+\.py)`", readme_rows[w]))
+        assert named and named <= weeks[w], (w, named - weeks[w])
 
 
 def test_committed_results_hold_no_absolute_paths():
