@@ -18,7 +18,7 @@ paragraph on another Jiménez answers for its own subject. That rule took false 
 answers from 13 to 2 and kept 5 of 6 misinformation documents disputed.
 Not handled: a multi-hop question's hop passages answer their own hop, not the question; when the model names
 the hop's entity as the passage's answer, a clean multi-hop answer can be marked disputed (measured in
-injection.py's clean rows and README). Lists ("A and B") count as one answer.
+injection.py's clean rows and labs/week8-graphrag-injection.md). Lists ("A and B") count as one answer.
 """
 import argparse
 import sys

@@ -232,13 +232,13 @@ def fingerprints(manifest, raw, course):
 # ---- the rubric (rubric.json) ----
 
 def default_files(rubric=RUBRIC):
-    """The results files rubric.json's weeks expect, as the README's commands write them: [(path, command)]."""
+    """The results files rubric.json's weeks expect, as the weeks' commands write them: [(path, command)]."""
     weeks = json.loads(Path(rubric).read_text(encoding="utf-8"))["weeks"]
     return [(HERE / w["file"], w.get("command")) for w in weeks]
 
 
 def rubric_problems(r):
-    """What is wrong with a rubric (format: README, "For instructors"); [] when it can be used."""
+    """What is wrong with a rubric (format: labs/instructors.md, "The rubric"); [] when it can be used."""
     if not isinstance(r, dict) or not isinstance(r.get("weeks"), list) or not r["weeks"]:
         return ["a rubric is an object with a non-empty list 'weeks'"]
     out = [] if isinstance(r.get("rerun", {}).get("points"), NUM) and all(

@@ -20,9 +20,9 @@ real. The threshold lets FALSE_QUARANTINE of a calibration quarter of corpus/ th
 Words that mix scripts (Cyrillic or Greek look-alikes inside Latin words) are read as Latin first (unconfuse).
 The detector also carries a conflict bar (`gray`, GRAY_SHARE of clean calibration documents above it), which
 disputes.suspects uses: the side of a disagreement whose sources all score above it loses to a side below it.
-Measured (results/injection_detector.json, README): leave-one-family-out 43 of 72 instruction documents
-flagged by the first look, 51 with the second; false quarantine on corpus/ cross-fitted 0.49%, 0.83% with the
-second look; 1.25% on the held-out quarter (first look).
+Measured (results/injection_detector.json, labs/week8-graphrag-injection.md): leave-one-family-out 43 of 72
+instruction documents flagged by the first look, 51 with the second; false quarantine on corpus/ cross-fitted
+0.49%, 0.83% with the second look; 1.25% on the held-out quarter (first look).
 The second look: MiniLM reads English only. A sentence of prose words with (almost) no English function words
 (english_share at or below what ASK_SHARE of clean calibration documents reach: the bar comes from clean text
 alone, never from attacks) goes to the language model, which reads other languages: one schema-constrained

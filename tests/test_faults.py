@@ -247,7 +247,7 @@ def test_gguf_with_the_wrong_sha256_is_refused_before_loading(tmp_path, monkeypa
 @pytest.mark.engine
 def test_real_engine_two_fresh_runs_give_identical_json(corpus, golden_path, tmp_path):
     """Two runs of verify_citations.py --no-timing, each with its own empty cache (nothing reused): byte-identical
-    JSON. The 10-question check on corpus/ is the command in the README (~10 min)."""
+    JSON. The 10-question check on corpus/ is the command in labs/reliability.md, Determinism (~10 min)."""
     out = []
     for run in ("a", "b"):
         out.append(tmp_path / f"{run}.json")
