@@ -93,6 +93,55 @@ def test_each_week_page_names_that_weeks_files_and_the_readme_links_each_week():
         assert named and named <= weeks[w], (w, named - weeks[w])
 
 
+def md_links(text):
+    """The relative links of a Markdown text, code spans and fenced blocks left out: [(target, anchor)]."""
+    import re
+    text = re.sub(r"```.*?```", "", text, flags=re.S)
+    text = re.sub(r"`[^`\n]*`", "", text)
+    out = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if not re.match(r"[a-z]+:", target):
+            path, _, anchor = target.partition("#")
+            out.append((path, anchor))
+    return out
+
+
+def md_anchors(text):
+    """The anchors GitHub gives a Markdown page's headings."""
+    import re
+    text = re.sub(r"```.*?```", "", text, flags=re.S)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
+            for h in re.findall(r"^#+ (.+)$", text, flags=re.M)}
+
+
+def test_the_readme_is_one_screen_of_pages_and_every_link_resolves():
+    """README.md stays <= 200 lines; every relative link in it and in labs/*.md names a file of the repo, and an
+    anchor names a heading of that page."""
+    assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 200
+    pages = [ROOT / "README.md", *sorted((ROOT / "labs").glob("*.md"))]
+    assert len(pages) >= 10
+    broken, count = [], 0
+    for page in pages:
+        for path, anchor in md_links(page.read_text(encoding="utf-8")):
+            count += 1
+            target = (page.parent / path).resolve() if path else page
+            if not target.is_file() or ROOT not in target.parents:
+                broken.append(f"{page.name}: {path}")
+            elif anchor and (target.suffix != ".md" or anchor not in md_anchors(target.read_text(encoding="utf-8"))):
+                broken.append(f"{page.name}: {path}#{anchor}")
+    assert count > 30 and not broken, broken
+
+
+def test_the_link_check_finds_a_broken_link_and_anchor(tmp_path):
+    (tmp_path / "a.md").write_text("# Top\n\n## What you see (`x.py`)\n\n[ok](b.md) [gone](c.md) `[no](d.md)`\n"
+                                   "[web](https://example.org) [here](#what-you-see-xpy) [there](b.md#nowhere)\n")
+    (tmp_path / "b.md").write_text("# B\n")
+    links = md_links((tmp_path / "a.md").read_text())
+    assert links == [("b.md", ""), ("c.md", ""), ("", "what-you-see-xpy"), ("b.md", "nowhere")]
+    assert "what-you-see-xpy" in md_anchors((tmp_path / "a.md").read_text())
+    assert "nowhere" not in md_anchors((tmp_path / "b.md").read_text())
+
+
 def test_committed_results_hold_no_absolute_paths():
     """Results files are read on other machines: every path in them is repo-relative (cache.write_json)."""
     import json
