@@ -28,7 +28,7 @@ from pathlib import Path
 
 import cache
 from retrieve import CORPUS_DIR, GOLDEN, eval_items
-from vector_index import CorpusError, index_dir
+from vector_index import CorpusError
 
 HERE = Path(__file__).parent
 WARMUP = "Where was the designer of the Eiffel Tower born?"
@@ -59,8 +59,8 @@ class Worker:
 
     def __init__(self, name, tree, store):
         self.name, self.store = name, store
-        shutil.copytree(index_dir() / "chroma", store / "chroma")
-        for lock in index_dir().glob("*.lock"):
+        shutil.copytree(cache.index_dir() / "chroma", store / "chroma")
+        for lock in cache.index_dir().glob("*.lock"):
             shutil.copy(lock, store / lock.name)
         env = {**os.environ, "RAG_INDEX_DIR": str(store), "PYTHONPATH": str(tree), "TQDM_DISABLE": "1"}
         self.proc = subprocess.Popen([sys.executable, "-c", WORKER], cwd=tree, env=env, stdin=subprocess.PIPE,

@@ -33,7 +33,7 @@ import numpy as np
 
 import links
 import vector_index as vi
-from cache import Cache
+from cache import Cache, index_dir
 from retrieve import GOLDEN, Retriever, get_retriever, load_golden
 
 HERE = Path(__file__).parent
@@ -110,7 +110,7 @@ def synthetic_collection(base, n, fresh):
     """A cached collection of n synthetic chunks derived from the base retriever's chunks."""
     import chromadb
     from chromadb.config import Settings
-    path = vi.index_dir() / "bench" / f"synthetic-{n}"
+    path = index_dir() / "bench" / f"synthetic-{n}"
     if fresh and path.exists():
         shutil.rmtree(path)
     c = chromadb.PersistentClient(path=str(path), settings=Settings(anonymized_telemetry=False))
@@ -147,7 +147,7 @@ def main():
     ap.add_argument("--fresh", action="store_true", help="rebuild the cached synthetic collection")
     ap.add_argument("--json", type=Path, default=HERE / "results" / "bench_retrieval.json", help="where to write")
     args = ap.parse_args()
-    print(f"docs={args.docs} synthetic={args.synthetic} queries={args.queries} store={vi.index_dir()}")
+    print(f"docs={args.docs} synthetic={args.synthetic} queries={args.queries} store={index_dir()}")
     try:
         base = get_retriever()
     except vi.CorpusError as e:

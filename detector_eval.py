@@ -21,7 +21,7 @@ from injection_detector import (ASK_SHARE, CUES, FALSE_QUARANTINE, FIXTURE, GRAY
                                 NOT_INSTRUCTIONS, SAME_DOMAIN_WEIGHT, SEED, Detector, english_share, features,
                                 sentences_of)
 from retrieve import CORPUS_DIR, load_golden
-from vector_index import index_dir, load_documents
+from vector_index import load_documents
 
 
 def fixture_docs(fixture=FIXTURE):
@@ -58,7 +58,7 @@ def corpus_split(corpus=CORPUS_DIR):
 def embedded(texts, name):
     """[(sentences, features)] per text, the corpus ones cached in .rag/ by content hash."""
     key = cache.keyed("injection_detector", "features", texts, list(CUES.values()))[:16]   # the code that makes them
-    path = index_dir() / f"detector_{name}_{key}.npz"
+    path = cache.index_dir() / f"detector_{name}_{key}.npz"
     sents = [sentences_of(t) for t in texts]
     if path.exists():
         X = np.load(path)["X"]

@@ -32,6 +32,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from cache import index_dir
+
 HERE = Path(__file__).parent
 CORPUS_DIR = HERE / "corpus"
 DEMO_QUESTION = ("Who was the first president of the association which published Journal of Psychotherapy "
@@ -186,10 +188,6 @@ def embed(texts, batch_size=32):
         _MODEL = SentenceTransformer(name, device="cpu")
     return _MODEL.encode(list(texts), batch_size=batch_size, normalize_embeddings=True,
                          convert_to_numpy=True, show_progress_bar=False)
-
-
-def index_dir():
-    return Path(os.environ.get("RAG_INDEX_DIR") or HERE / ".rag")
 
 
 def collection_name(corpus, chunker):

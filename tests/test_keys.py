@@ -110,3 +110,56 @@ def test_moved_caches_open_in_another_folder_and_come_back(tmp_path):
             assert cache.Cache.shared("judge") is cache.Cache.shared("judge")   # loaded once per folder
         assert cache.Cache.shared("judge").path.parent == tmp_path / "a"
     assert cache.folder_of("judge") == cache.folder_of("rows") == home
+
+
+def write_tree(root, files):
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+@pytest.mark.parametrize("line", ["from lab.b import f", "import lab.b", "from lab import b"])
+def test_a_package_modules_code_is_in_the_key_of_a_top_level_module_importing_it(tmp_path, line):
+    root = write_tree(tmp_path, {"a.py": f"{line}\n", "lab/__init__.py": '"""The package."""\n',
+                                 "lab/b.py": "def f():\n    return 1\n", "lab/c.py": "X = 1\n"})
+    assert set(cache.modules(root)) == {"a", "lab.b", "lab.c"}
+    assert [name for name, _ in cache.code_modules("a", root)] == ["a", "lab.b"]
+    before = code_key("a", root)
+    write_tree(root, {"lab/c.py": "X = 2\n"})   # a module a does not import
+    code_key.cache_clear()
+    assert code_key("a", root) == before
+    write_tree(root, {"lab/b.py": "def f():\n    return 2\n"})
+    code_key.cache_clear()
+    assert code_key("a", root) != before and code_key("lab.b", root) != before
+
+
+def test_a_module_is_named_by_its_path_in_the_repository(tmp_path):
+    assert cache.module_name(cache.HERE / "lab" / "cache.py", cache.HERE) == "lab.cache"
+    assert cache.module_name(cache.HERE / "app.py", cache.HERE) == "app"
+    assert cache.module_name(tmp_path / "notebook.py", cache.HERE) == "notebook"   # outside: its name
+
+
+def test_a_move_carries_the_entries_current_before_it_and_leaves_stale_ones_stale(tmp_path):
+    """carry(): a.py moved nowhere but now imports b from lab/, b.py moved into lab/. Entries current in the tree
+    before the move are current after it under the new names; a stale one stays stale; a row (harness) is left to
+    be re-scored."""
+    before = write_tree(tmp_path / "before", {"a.py": "import b\n", "b.py": "def f():\n    return 1\n",
+                                              "harness.py": "import a\n"})
+    after = write_tree(tmp_path / "after", {"a.py": "from lab import b\n", "lab/__init__.py": "",
+                                            "lab/b.py": "def f():\n    return 1\n", "harness.py": "import a\n"})
+    assert cache.renamed(before, after) == {"a": "a", "b": "lab.b", "harness": "harness"}
+    folder, rest = tmp_path / "cache", [Cache.key("input", i) for i in range(4)]
+    store = Cache("answers", folder)
+    for module, r in [("a", rest[0]), ("b", rest[1]), ("harness", rest[2])]:
+        store.put(cache.Key(Cache.key(code_key(module, before), r), module, r), {"v": r})
+    store.put(cache.Key(Cache.key("older code", rest[3]), "a", rest[3]), {"v": "stale"})
+    assert cache.stale(folder, root=after) == {"answers": {"a": [0, 2], "harness": [0, 1]}}   # b: not followed
+    assert cache.carry(folder, before, after) == {"answers": {"a": 1, "lab.b": 1}}
+    assert cache.stale(folder, root=after) == {"answers": {"a": [1, 1], "harness": [0, 1], "lab.b": [1, 0]}}
+    assert Cache("answers", folder).get(Cache.key(code_key("lab.b", after), rest[1])) == {"v": rest[1]}
+    assert cache.carry(folder, before, after) == {}   # carried once
+
+
+def test_checkout_writes_a_refs_python_files(tmp_path):
+    assert {"vector_index", "retrieve"} <= set(cache.modules(cache.checkout("HEAD", tmp_path)))
