@@ -16,13 +16,13 @@ $(STAMP): requirements.txt
 install: $(STAMP)
 
 native: install           ## compile llama.cpp (xllamacpp) for this CPU once (~20 min, offline; 1 s from the wheel cache); every script then uses it
-	$(BIN)/python native.py --build
+	$(BIN)/python -m lab.native --build
 
 index: install            ## build or update the Chroma index of corpus/ (titled chunks)
 	$(BIN)/python vector_index.py
 
 demo: index               ## the main job: a multi-hop golden question, retrieved, answered, citations verified
-	@$(BIN)/python native.py --hint
+	@$(BIN)/python -m lab.native --hint
 	$(BIN)/python retrieve.py "$(QUESTION)"
 	$(BIN)/python verify_citations.py --ask "$(QUESTION)"
 

@@ -24,9 +24,9 @@ from pathlib import Path
 import context_checks
 import llm
 import router
-from answers import NOT_STATED, f1, named_in, normalize_answer, stated_fuller, subject_names
 from disputes import agree
 from judge import MAX_SOURCE_CHARS, joined, source_answer
+from lab.answers import NOT_STATED, f1, named_in, normalize_answer, stated_fuller, subject_names
 
 HERE = Path(__file__).parent
 CALIBRATIONS = HERE / "models" / "calibration"

@@ -19,8 +19,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from answers import named_in, normalize_answer
-from links import split_of
+from lab.answers import named_in, normalize_answer
+from lab.links import split_of
 from retrieve import CORPUS_DIR, GOLDEN
 from vector_index import load_documents
 

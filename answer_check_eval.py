@@ -30,9 +30,9 @@ import answer_check
 import harness
 import llm
 import patterns
-from cache import Cache, write_json
 from citations import summarize
-from links import split_of
+from lab.cache import Cache, write_json
+from lab.links import split_of
 from retrieve import CORPUS_DIR, GOLDEN, eval_items
 from vector_index import CorpusError
 

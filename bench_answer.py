@@ -26,7 +26,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-import cache
+from lab import cache
 from retrieve import CORPUS_DIR, GOLDEN, eval_items
 from vector_index import CorpusError
 
@@ -86,7 +86,7 @@ def tree_of(ref, where):
                          text=True)
     if run.returncode:
         raise SystemExit(f"bench_answer: git worktree add {ref} failed: {run.stderr.strip()}")
-    (path / ".venv").symlink_to(HERE / ".venv")   # the same llama.cpp builds (native.py looks beside the code)
+    (path / ".venv").symlink_to(HERE / ".venv")   # the same llama.cpp builds (lab/native.py looks beside the code)
     return path
 
 

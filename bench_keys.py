@@ -19,7 +19,7 @@ from pathlib import Path
 import harness
 import llm
 import vector_index
-from cache import Cache, keyed, module_of, write_json
+from lab.cache import Cache, keyed, module_of, write_json
 from retrieve import CORPUS_DIR, GOLDEN, labels, load_golden
 from vector_index import DEFAULT_CHUNKER, CorpusError, build_index, fingerprint
 

@@ -35,10 +35,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import cache
 import llm
-import native
 from generate import generate
+from lab import cache, native
 
 HERE = Path(__file__).parent
 PASSAGES = [{"id": f"S{i}", "chunk_id": f"bench#{i}", "doc": "bench", "title": t, "text": x}
@@ -137,7 +136,7 @@ def measure_raw(repeats):
     """llama.cpp's own speed on the same GGUF, threads and build: its server with its default parameters (only the
     context, threads and quiet logs set) and plain requests (no schema, logprobs, seed or prompt cache flag), called
     directly, without the ollama client or the engine's API in between."""
-    import engine
+    from lab import engine
     native.activate()
     import xllamacpp
     server = xllamacpp.Server(llm.engine_params(xllamacpp, engine.ensure_gguf(), lab=False))

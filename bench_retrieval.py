@@ -31,9 +31,9 @@ from unittest.mock import patch
 
 import numpy as np
 
-import links
 import vector_index as vi
-from cache import Cache, index_dir
+from lab import links
+from lab.cache import Cache, index_dir
 from retrieve import GOLDEN, Retriever, get_retriever, load_golden
 
 HERE = Path(__file__).parent

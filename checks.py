@@ -22,10 +22,10 @@ import math
 from pathlib import Path
 
 import harness
-from answers import exact_match, f1, normalize_answer
 from citations import summarize
-from generate import DEFAULT_STYLE
 from figures import NUM, check_retrieval, check_router, close, differences, whole
+from generate import DEFAULT_STYLE
+from lab.answers import exact_match, f1, normalize_answer
 from retrieve import sample_golden
 from verify_citations import ROW_TIMING
 

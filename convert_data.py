@@ -27,7 +27,7 @@ import re
 import sys
 from pathlib import Path
 
-from links import split_of
+from lab.links import split_of
 
 HERE = Path(__file__).parent
 DEFAULT_DATA = HERE.parent / "shared" / "data"

@@ -44,14 +44,14 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-import llm
-import steps
 import harness
+import llm
 import web_search
-from harness import fmt, mean
 from generate import check_question, generate, quarantine_reasons
-from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, retrieve_chunks
+from harness import fmt, mean
 from judge import ask
+from lab import steps
+from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, retrieve_chunks
 from vector_index import split_sentences
 
 K = 4                      # passages retrieved from the corpus

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
-import cache
 from injection_detector import (ASK_SHARE, CUES, FALSE_QUARANTINE, FIXTURE, GRAY_SHARE, HERE, MODEL_PATH,
                                 NOT_INSTRUCTIONS, SAME_DOMAIN_WEIGHT, SEED, Detector, english_share, features,
                                 sentences_of)
+from lab import cache
 from retrieve import CORPUS_DIR, load_golden
 from vector_index import load_documents
 
@@ -40,7 +40,7 @@ def fixture_docs(fixture=FIXTURE):
 def pushing(sentences, X, target):
     """(sentences, features) of an injected document's sentences that name the target: the instruction itself,
     not the topical sentences beside it, which read like any true document (all of them when none names it)."""
-    from answers import normalize_answer
+    from lab.answers import normalize_answer
     t = f" {normalize_answer(target)} "
     keep = [i for i, s in enumerate(sentences) if t in f" {normalize_answer(s)} "] or list(range(len(sentences)))
     return [sentences[i] for i in keep], X[keep]

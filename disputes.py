@@ -27,8 +27,8 @@ from pathlib import Path
 import context_checks
 import judge
 import llm
-from answers import NOT_STATED, about, answers_match, named_in, normalize_answer
 from judge import MAX_SOURCE_CHARS, source_answer
+from lab.answers import NOT_STATED, about, answers_match, named_in, normalize_answer
 from vector_index import CorpusError
 
 

@@ -12,11 +12,11 @@ import argparse
 import sys
 from pathlib import Path
 
-import cache
 import harness
 import injection
 import llm
 from disputes import check, suspects
+from lab import cache
 from retrieve import GOLDEN, eval_items
 from vector_index import build_index
 

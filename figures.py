@@ -7,8 +7,8 @@ rows; and the comparison of nested figures every check uses (differences, close,
 
 A file written before its script wrote rows gets consistency checks only (retrieve.py) or none (router_eval.py).
 """
-import links
-from answers import exact_match, f1
+from lab import links
+from lab.answers import exact_match, f1
 from retrieve import recall_table
 
 NUM = (int, float)

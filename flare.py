@@ -32,10 +32,10 @@ import math
 import re
 import time
 
-import llm
-import steps
 import harness
+import llm
 from generate import CITE_GROUP, IDK, SYSTEM, check_question, format_sources, is_idk, split_cited, strip_cites
+from lab import steps
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, retrieve_chunks
 from vector_index import DEMO_QUESTION
 

@@ -126,7 +126,7 @@ def write_outputs(out, results, rubric):
 
 
 def main(argv=None):
-    import engine
+    from lab import engine
     ap = argparse.ArgumentParser(description="Grade a folder of hand-ins (handin.py archives or folders).")
     ap.add_argument("submissions", type=Path, help="a folder: one .tar.gz, .zip or folder per student")
     ap.add_argument("--rubric", type=Path, default=handin.RUBRIC, help="weeks, items and points (rubric.json)")

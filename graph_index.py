@@ -25,10 +25,10 @@ from pathlib import Path
 import networkx as nx
 from pydantic import BaseModel, Field
 
-import llm
 import harness
-from cache import Cache, code_key, index_dir, keyed
-from links import ngram_keys, normalize  # one definition of a name key, shared with retrieval
+import llm
+from lab.cache import Cache, code_key, index_dir, keyed
+from lab.links import ngram_keys, normalize  # one definition of a name key, shared with retrieval
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, sample_golden
 from vector_index import CorpusError, collection_name, load_documents
 

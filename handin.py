@@ -33,8 +33,8 @@ from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
-from cache import portable
 from checks import NUM, Golden, check_file, infer_script, sha256
+from lab.cache import portable
 from retrieve import CORPUS_DIR, GOLDEN, load_golden
 from vector_index import CorpusError
 
@@ -63,7 +63,7 @@ def golden_fingerprint(path):
 
 def model_info():
     """llm.engine_info() (portable paths) plus the GGUF's sha256 (None for an Ollama model or a scripted one)."""
-    import engine
+    from lab import engine
     import llm
     gguf, sha = llm.engine_info()["gguf"], None
     if gguf and Path(gguf) == engine.gguf_path():

@@ -13,14 +13,14 @@ import sys
 from pathlib import Path
 
 import answer_check
+import generate as generate_module
 import injection_detector
 import judge
 import llm
-import steps
-from cache import Cache, keyed, module_of, write_json
 from citations import print_checked, question_row, summarize, verify
-import generate as generate_module
 from generate import DEFAULT_STYLE, check_question, generate
+from lab import steps
+from lab.cache import Cache, keyed, module_of, write_json
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, eval_items, labels
 from vector_index import CorpusError, fingerprint
 

@@ -57,12 +57,12 @@ import disputes
 import generate as gen
 import injection_detector
 import judge
-import cache
 import llm
 import patterns
-from cache import Cache, keyed, module_of
-from answers import normalize_answer
 from judge import joined, supports
+from lab import cache
+from lab.answers import normalize_answer
+from lab.cache import Cache, keyed, module_of
 from retrieve import get_retriever, labels, load_golden, retrieve_chunks
 from vector_index import CorpusError, build_index, fingerprint, warn
 

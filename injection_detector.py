@@ -46,7 +46,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel
 
-from cache import Cache, keyed
+from lab.cache import Cache, keyed
 from vector_index import embed, split_sentences
 
 HERE = Path(__file__).parent

@@ -43,9 +43,9 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 import llm
-from answers import (NOT_STATED, about, answers_match, exact_match, f1, named_in, normalize_answer, stated_fuller,
+from lab.answers import (NOT_STATED, about, answers_match, exact_match, f1, named_in, normalize_answer, stated_fuller,
                      subject_names)
-from cache import Cache, code_key, keyed
+from lab.cache import Cache, code_key, keyed
 from retrieve import CORPUS_DIR, GOLDEN, eval_items
 from vector_index import CorpusError
 

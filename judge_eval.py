@@ -31,12 +31,12 @@ import json
 import sys
 from pathlib import Path
 
-import answers
 import context_checks
-from cache import Cache, code_key
-import llm
 import judge
+import llm
 from judge_pairs import KINDS, OUT_DIR, load
+from lab import answers
+from lab.cache import Cache, code_key
 from vector_index import CorpusError
 
 HERE = Path(__file__).parent

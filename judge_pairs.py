@@ -29,8 +29,8 @@ import random
 import re
 from pathlib import Path
 
-from answers import COMMON, NAME, normalize_answer
 from bm25_baseline import doc_index, search
+from lab.answers import COMMON, NAME, normalize_answer
 from retrieve import CORPUS_DIR, GOLDEN, load_golden
 from vector_index import CorpusError
 

@@ -18,9 +18,9 @@ import numpy as np
 from scipy.stats import bootstrap
 
 import llm
-from cache import write_json
 from generate import DEFAULT_STYLE, ORDERS, generate
 from judge import audit
+from lab.cache import write_json
 from retrieve import CORPUS_DIR, GOLDEN, eval_items, retrieve_chunks
 from vector_index import CorpusError
 

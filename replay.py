@@ -12,7 +12,7 @@ with the committed one. Expected output: the script's own output, then
 Timings (any key naming seconds or ms), engine labels, dates, machines, commands and chart file names are not
 compared: they describe the run, not its figures. Exit status: 0 when no call was refused and no compared field
 differs, else 1.
-After an edit that moves cache keys (`python cache.py --rekey MODULE`, a new input in a key), this is how one
+After an edit that moves cache keys (`python -m lab.cache --rekey MODULE`, a new input in a key), this is how one
 checks that the committed figures still come from the cache: a miss shows as a refused call.
 Not handled: results written without --json (ordering_ab's plots), scripts that take no --json.
 """

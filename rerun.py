@@ -18,12 +18,12 @@ import time
 from pathlib import Path
 
 import harness
-from cache import moved, portable
 from checks import NUM, close, differences, row_changes, summary_bounds
 from generate import DEFAULT_STYLE
+from lab.cache import moved, portable
 from retrieve import DEFAULT_CHUNKER
-from verify_citations import ROW_TIMING
 from vector_index import CorpusError
+from verify_citations import ROW_TIMING
 
 
 # ---- re-running with the reference code ----

@@ -26,8 +26,8 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 import llm
-from cache import code_key, index_dir
 from generate import check_question, shots
+from lab.cache import code_key, index_dir
 from retrieve import GOLDEN, load_golden
 from vector_index import embed
 

@@ -34,9 +34,9 @@ import decompose
 import llm
 import multihop
 import router
-from cache import Cache, keyed, write_json
 from generate import generate
-from answers import exact_match, f1
+from lab.answers import exact_match, f1
+from lab.cache import Cache, keyed, write_json
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, doc_recall, eval_items, labels, sample_golden
 from vector_index import CorpusError, fingerprint
 

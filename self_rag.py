@@ -34,12 +34,12 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-import llm
-import steps
 import harness
-from harness import fmt, mean
+import llm
 from generate import IDK, check_question, format_sources, generate, is_idk
+from harness import fmt, mean
 from judge import ask
+from lab import steps
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, retrieve_chunks
 from vector_index import DEMO_QUESTION
 

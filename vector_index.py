@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from cache import index_dir
+from lab.cache import index_dir
 
 HERE = Path(__file__).parent
 CORPUS_DIR = HERE / "corpus"

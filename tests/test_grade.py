@@ -19,7 +19,6 @@ from pathlib import Path
 import pytest
 
 import benchmark
-import cache
 import checks
 import citations
 import grade
@@ -30,6 +29,7 @@ import llm
 import rerun
 import retrieve
 import verify_citations
+from lab import cache
 from test_benchmark import GENERATE_SYSTEM, SCRIPTED_MODEL
 
 ROOT = Path(__file__).resolve().parent.parent

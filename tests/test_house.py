@@ -7,21 +7,29 @@ import networkx as nx
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def modules(root=ROOT):
+    """{module: path}: the top-level .py files and those of the packages beside them (lab/cache.py -> 'lab.cache')."""
+    found = {p.stem: p for p in root.glob("*.py")}
+    found.update((f"{p.parent.name}.{p.stem}", p) for p in root.glob("*/*.py")
+                 if p.name != "__init__.py" and (p.parent / "__init__.py").exists())
+    return found
+
+
 def import_graph(root=ROOT):
-    """{module: {modules of the project it imports}} for the top-level .py files, every import statement counted
-    (inside functions too: a lazy import still ties the two files together)."""
-    mods = {p.stem for p in root.glob("*.py")}
+    """{module: {modules of the project it imports}} for the project's modules (modules()), every import statement
+    counted (inside functions too: a lazy import still ties the two files together)."""
+    mods = modules(root)
     graph = nx.DiGraph()
-    for p in sorted(root.glob("*.py")):
-        graph.add_node(p.stem)
-        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+    for name, path in sorted(mods.items()):
+        graph.add_node(name)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
-                names = [a.name.split(".")[0] for a in node.names]
+                names = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names = [node.module.split(".")[0]]
+                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
             else:
                 continue
-            graph.add_edges_from((p.stem, n) for n in names if n in mods and n != p.stem)
+            graph.add_edges_from((name, n) for n in names if n in mods and n != name)
     return graph
 
 
@@ -35,9 +43,14 @@ def test_no_import_cycle_among_the_modules():
 def test_the_walk_finds_a_cycle_when_there_is_one(tmp_path):
     (tmp_path / "a.py").write_text("import b\n")
     (tmp_path / "b.py").write_text("def f():\n    from a import g\n")  # lazy, still a cycle
-    (tmp_path / "c.py").write_text("import os\nimport a\n")
+    (tmp_path / "c.py").write_text("import os\nimport a\nfrom pkg import d\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "d.py").write_text("import pkg.e\n")
+    (tmp_path / "pkg" / "e.py").write_text("from c import x\n")
     graph = import_graph(tmp_path)
-    assert [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1] == [["a", "b"]]
+    cycles = sorted(sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1)
+    assert cycles == [["a", "b"], ["c", "pkg.d", "pkg.e"]]   # a package module's imports are followed too
 
 
 def test_pattern_names_live_in_one_registry():
@@ -45,8 +58,8 @@ def test_pattern_names_live_in_one_registry():
     answer function lives elsewhere (multihop.py may list its own modes). Every pattern is in patterns.PATTERNS."""
     import patterns
     listed = {}
-    for path in sorted(ROOT.glob("*.py")):
-        theirs = {x for p in patterns.PATTERNS.values() if p.fn.__module__ != path.stem for x in (p.name, p.label) if x}
+    for name, path in sorted(modules().items()):
+        theirs = {x for p in patterns.PATTERNS.values() if p.fn.__module__ != name for x in (p.name, p.label) if x}
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             items = (node.keys if isinstance(node, ast.Dict)
                      else node.elts if isinstance(node, (ast.List, ast.Tuple, ast.Set)) else [])
@@ -62,12 +75,15 @@ def file_table(root=ROOT):
     import re
     rows = [line for line in (root / "labs" / "files.md").read_text(encoding="utf-8").splitlines()
             if line.startswith("| ") and not line.startswith("| week ")]
-    return {f: line.split("|")[1].strip() for line in rows for f in re.findall(r"`([a-z0-9_]+\.py)`", line)}
+    return {f: line.split("|")[1].strip() for line in rows for f in re.findall(PY_FILE, line)}
+
+
+PY_FILE = r"`((?:[a-z]+/)?[a-z0-9_]+\.py)`"   # `retrieve.py`, `lab/cache.py`
 
 
 def test_the_file_table_names_every_module():
-    named = set(file_table())
-    assert named == {p.name for p in ROOT.glob("*.py")}, set(named) ^ {p.name for p in ROOT.glob("*.py")}
+    named, files = set(file_table()), {str(p.relative_to(ROOT)) for p in modules().values()}
+    assert named == files, named ^ files
 
 
 def test_each_week_page_names_that_weeks_files_and_the_readme_links_each_week():
@@ -87,9 +103,9 @@ def test_each_week_page_names_that_weeks_files_and_the_readme_links_each_week():
         assert len(pages) == 1, (w, pages)
         page = pages[0].read_text(encoding="utf-8")
         top = page[:page.index("\n## ")]            # the table at the top of the page, before its first section
-        assert set(re.findall(r"`([a-z0-9_]+\.py)`", top)) == weeks[w], (w, pages[0].name)
+        assert set(re.findall(PY_FILE, top)) == weeks[w], (w, pages[0].name)
         assert f"(labs/{pages[0].name})" in readme_rows[w], w
-        named = set(re.findall(r"`([a-z0-9_]+\.py)`", readme_rows[w]))
+        named = set(re.findall(PY_FILE, readme_rows[w]))
         assert named and named <= weeks[w], (w, named - weeks[w])
 
 

@@ -5,9 +5,9 @@ The committed weights (models/injection_detector.json) and the real MiniLM embed
 import numpy as np
 import pytest
 
-import generate as gen
 import citations
 import detector_eval
+import generate as gen
 import injection_detector as det
 
 
@@ -96,7 +96,7 @@ def passage_judge(answers):
 def test_passages_that_give_different_answers_make_the_answer_disputed(tmp_path, monkeypatch):
     import disputes
     import llm
-    from cache import _MOVED
+    from lab.cache import _MOVED
     monkeypatch.setitem(_MOVED, "judge", tmp_path)   # judge verdicts under tmp_path (cache.moved, for the test)
     passages = [{"id": "S1", "text": "Velloran Tower was designed by the architect Imre Dolanski."},
                 {"id": "S2", "text": "Kessmark is a town."},

@@ -1,4 +1,4 @@
-"""judge.py, verify_citations.py and cache.py: scoring rules, verdict caching, ALCE recall/precision.
+"""judge.py, verify_citations.py and lab/cache.py: scoring rules, verdict caching, ALCE recall/precision.
 
 The verdicts come from llm.ScriptedModel (a scripted stand-in): YES exactly when the source part of the
 judge's prompt contains the word GOOD, so the expected figures can be worked out by hand.
@@ -7,13 +7,13 @@ import json
 
 import pytest
 
-import answers
-import judge
-import llm
 import citations
 import harness
+import judge
+import llm
 import verify_citations
-from cache import Cache, moved
+from lab import answers
+from lab.cache import Cache, moved
 from conftest import judge_view
 
 

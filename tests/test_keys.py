@@ -1,16 +1,16 @@
 """The one cache-key rule (cache.keyed): a cached row follows the code of the module that made it and of what that
 module imports. Editing a pattern's prompt makes its rows stale, and only its rows; a comment or a docstring
-changes nothing; `python cache.py --rekey` moves stale entries to the current code on purpose."""
+changes nothing; `python -m lab.cache --rekey` moves stale entries to the current code on purpose."""
 import functools
 import shutil
 
 import pytest
 
-import cache
 import harness
 import llm
 import patterns
-from cache import Cache, code_key, keyed
+from lab import cache
+from lab.cache import Cache, code_key, keyed
 from test_benchmark import SCRIPTED_MODEL, embed_once, own_caches  # noqa: F401 (fixtures)
 
 
@@ -19,9 +19,10 @@ def repo_copy(tmp_path, monkeypatch):
     """The project's modules copied to a folder the test may edit; code keys read from there."""
     root = tmp_path / "repo"
     root.mkdir()
-    for path in cache.HERE.glob("*.py"):
-        shutil.copy(path, root / path.name)
-    monkeypatch.setattr(cache, "HERE", root)
+    for path in [*cache.modules().values(), *cache.ROOT.glob("*/__init__.py")]:
+        (root / path.relative_to(cache.ROOT)).parent.mkdir(exist_ok=True)
+        shutil.copy(path, root / path.relative_to(cache.ROOT))
+    monkeypatch.setattr(cache, "ROOT", root)
     code_key.cache_clear()
     yield root
     code_key.cache_clear()
@@ -36,7 +37,7 @@ def edit(root, module, old, new):
 
 
 def test_a_prompt_edit_changes_the_key_of_the_patterns_that_run_it(repo_copy):
-    keys = lambda: {m: code_key(m) for m in ("multihop", "flare", "links", "harness", "judge")}
+    keys = lambda: {m: code_key(m) for m in ("multihop", "flare", "lab.links", "harness", "judge")}
     before = keys()
     edit(repo_copy, "decompose", '"""', '"""An edited docstring. ')
     edit(repo_copy, "decompose", "\nimport", "\n# a comment\nimport")
@@ -44,8 +45,8 @@ def test_a_prompt_edit_changes_the_key_of_the_patterns_that_run_it(repo_copy):
     edit(repo_copy, "decompose", 'DECOMPOSE_SYSTEM = """', 'DECOMPOSE_SYSTEM = """An edited prompt. ')
     after = keys()
     assert after["multihop"] != before["multihop"]   # multihop imports decompose
-    assert {m: after[m] for m in ("flare", "links", "harness", "judge")} == {
-        m: before[m] for m in ("flare", "links", "harness", "judge")}
+    assert {m: after[m] for m in ("flare", "lab.links", "harness", "judge")} == {
+        m: before[m] for m in ("flare", "lab.links", "harness", "judge")}
 
 
 def test_answers_do_not_follow_the_scoring_code_but_rows_do(repo_copy):
@@ -56,7 +57,8 @@ def test_answers_do_not_follow_the_scoring_code_but_rows_do(repo_copy):
 
 def test_edited_pattern_rows_go_stale_and_are_recomputed(repo_copy, own_caches, corpus, golden_path):  # noqa: F811
     """harness.evaluate through the registry's `parallel` pattern: a rerun is served from the cache, an edited
-    decompose prompt recomputes the answer and the row, `cache.py --rekey multihop` brings the old ones back."""
+    decompose prompt recomputes the answer and the row, `python -m lab.cache --rekey multihop` brings the old ones
+    back."""
     import json
     item = json.loads(golden_path.read_text())[0]
     p = patterns.PATTERNS["parallel"]
@@ -82,7 +84,7 @@ def test_edited_pattern_rows_go_stale_and_are_recomputed(repo_copy, own_caches, 
 
 
 def test_keys_name_repository_paths_relative_and_remember_their_module():
-    inside = keyed("flare", "answer", {"corpus": str(cache.HERE / "corpus")})
+    inside = keyed("flare", "answer", {"corpus": str(cache.ROOT / "corpus")})
     assert inside == keyed("flare", "answer", {"corpus": "corpus"}) and inside.module == "flare"
     store_line = Cache._line(inside, 1)
     assert '"m": "flare"' in store_line and inside.rest in store_line
@@ -135,9 +137,9 @@ def test_a_package_modules_code_is_in_the_key_of_a_top_level_module_importing_it
 
 
 def test_a_module_is_named_by_its_path_in_the_repository(tmp_path):
-    assert cache.module_name(cache.HERE / "lab" / "cache.py", cache.HERE) == "lab.cache"
-    assert cache.module_name(cache.HERE / "app.py", cache.HERE) == "app"
-    assert cache.module_name(tmp_path / "notebook.py", cache.HERE) == "notebook"   # outside: its name
+    assert cache.module_name(cache.ROOT / "lab" / "cache.py", cache.ROOT) == "lab.cache"
+    assert cache.module_name(cache.ROOT / "app.py", cache.ROOT) == "app"
+    assert cache.module_name(tmp_path / "notebook.py", cache.ROOT) == "notebook"   # outside: its name
 
 
 def test_a_move_carries_the_entries_current_before_it_and_leaves_stale_ones_stale(tmp_path):

@@ -4,10 +4,9 @@ Runs on the fixture corpus with the real embedder and no language model (chain m
 import json
 import sys
 
-import links
 import page
-import steps
 import retrieve
+from lab import links, steps
 from vector_index import build_index
 
 Q = "In which village was the designer of Ashford Bridge born?"

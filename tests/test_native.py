@@ -7,8 +7,7 @@ import textwrap
 
 import pytest
 
-import native
-
+from lab import native
 VERSION = native.pinned_version()
 
 

@@ -18,14 +18,14 @@ import pytest
 
 import benchmark
 import checks
+import citations
 import crag
 import flare
 import llm
 import self_rag as sr
-import citations
 import web_search
-from cache import moved
 from generate import IDK, JSON_SYSTEM
+from lab.cache import moved
 from retrieve import eval_items, load_golden
 from conftest import NOT_STATED_REPLY, judge_defers, judge_view
 

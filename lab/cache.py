@@ -2,7 +2,7 @@
 extractions), the one rule that ties a cached value to the code that computed it (keyed), and the results
 files (write_json).
 
-    from cache import Cache, keyed
+    from lab.cache import Cache, keyed
     verdicts = Cache("judge")
     key = keyed("judge", "verdict", model, claim, source)   # judge.py's code (and its imports') + the inputs
     if key not in verdicts:
@@ -12,7 +12,7 @@ files (write_json).
 The rule: a value is keyed by code_key(module), a hash of the module that computes it and of every project
 module it imports, plus the inputs that decide it (model, settings, question). No hand-kept version numbers:
 an edit to a prompt or to code that runs makes the rows it touches stale; a docstring or comment does not.
-`python cache.py` lists what is stale per module; `python cache.py --rekey MODULE` re-keys one module's
+`python -m lab.cache` lists what is stale per module; `python -m lab.cache --rekey MODULE` re-keys one module's
 stale entries to its current code, for an edit that does not change results (a rename, a move), after
 checking that a replay gives the same figures.
 
@@ -33,12 +33,12 @@ from pathlib import Path
 
 from filelock import FileLock
 
-HERE = Path(__file__).parent
+ROOT = Path(__file__).parent.parent   # the repository: lab/ is one of its packages
 
 
 def index_dir():
     """Where the lab keeps what it builds and caches: .rag/ beside the code, or $RAG_INDEX_DIR."""
-    return Path(os.environ.get("RAG_INDEX_DIR") or HERE / ".rag")
+    return Path(os.environ.get("RAG_INDEX_DIR") or ROOT / ".rag")
 
 
 _MOVED = {}   # cache name -> the folder it opens under inside a moved() block
@@ -187,7 +187,7 @@ def modules(root=None):
     """{module: path} of the project's code: the .py files at the top of `root` (the repository) and in its packages
     (a folder with an __init__.py, whose own code is not followed). {'retrieve': .../retrieve.py,
     'lab.cache': .../lab/cache.py, ...}"""
-    root = Path(root or HERE)
+    root = Path(root or ROOT)
     found = {p.stem: p for p in root.glob("*.py")}
     found.update((f"{p.parent.name}.{p.stem}", p) for p in root.glob("*/*.py")
                  if p.name != "__init__.py" and (p.parent / "__init__.py").exists())
@@ -197,7 +197,7 @@ def modules(root=None):
 def module_name(path, root=None):
     """The module a file of the repository is: lab/cache.py -> 'lab.cache', app.py -> 'app'; a file outside it: its
     name, app.py -> 'app'."""
-    path, root = Path(path).resolve(), Path(root or HERE).resolve()
+    path, root = Path(path).resolve(), Path(root or ROOT).resolve()
     return ".".join(path.relative_to(root).with_suffix("").parts) if path.is_relative_to(root) else path.stem
 
 
@@ -223,7 +223,7 @@ def portable(value):
     if isinstance(value, str) and value.startswith("/"):
         if value.endswith(".gguf"):
             return Path(value).name
-        root = str(HERE.resolve())
+        root = str(ROOT.resolve())
         if value == root or value.startswith(root + "/"):
             return str(Path(value).relative_to(root))
     return value
@@ -269,7 +269,7 @@ def code_modules(module, root=None):
     directly or through others (a SCORING module only when module is one)."""
     known = modules(root)
     if module not in known:
-        raise ValueError(f"{module!r} is not a module of {root or HERE}")
+        raise ValueError(f"{module!r} is not a module of {root or ROOT}")
     skip = set() if module in SCORING else set(SCORING)
     seen, todo, parts = set(), [module], []
     while todo:
@@ -357,7 +357,7 @@ def checkout(ref, into):
     """The .py files of this repository's git `ref` (a commit, a branch), written under `into`: carry()'s tree
     `before`."""
     import subprocess
-    git = lambda *a: subprocess.run(["git", *a], cwd=HERE, capture_output=True, check=True).stdout
+    git = lambda *a: subprocess.run(["git", *a], cwd=ROOT, capture_output=True, check=True).stdout
     try:
         for name in git("ls-tree", "-r", "--name-only", ref).decode().splitlines():
             if name.endswith(".py"):
@@ -382,7 +382,7 @@ def main(argv=None):
                          "(e.g. main before the move) to its module's name and code now")
     args = ap.parse_args(argv)
     if bad := [m for m in args.rekey if not _in_repo(m)]:
-        sys.exit(f"cache: {', '.join(bad)} is not a module of {HERE}")
+        sys.exit(f"cache: {', '.join(bad)} is not a module of {ROOT}")
     if args.moved_from:
         import tempfile
         with tempfile.TemporaryDirectory() as tmp:
