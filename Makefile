@@ -36,7 +36,7 @@ lint: install             ## the style check: ruff with the rules in pyproject.t
 	$(BIN)/ruff check .
 
 bench: index              ## speed figures: build vs raw embedding, latency at 100k chunks, ANN loss
-	$(BIN)/python bench_retrieval.py
+	$(BIN)/python -m experiments.bench_retrieval
 
 app: index                ## the demo page on http://127.0.0.1:7860 (Ctrl-C stops it)
 	$(BIN)/python app.py

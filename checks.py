@@ -33,7 +33,8 @@ HERE = Path(__file__).parent
 # file shapes -> the script that writes them and its command, for files that do not record their command.
 # Checked in order; a pattern script's file is the one with a key named like a script (flare.py: "flare").
 SHAPES = [({"recall", "n", "chunker", "depth"}, "retrieve.py", "python retrieve.py --eval --json {path}"),
-          ({"recall", "n", "split"}, "chain_eval.py", "python chain_eval.py --split {split} --json {path}"),
+          ({"recall", "n", "split"}, "experiments/chain_eval.py",
+           "python -m experiments.chain_eval --split {split} --json {path}"),
           ({"questions", "sentences", "cited_sentence_rate", "citation_recall"}, "verify_citations.py",
            "python verify_citations.py --limit {questions} --json {path}"),
           ({"styles"}, "verify_citations.py", "python verify_citations.py --styles {styles} --json {path}"),
@@ -58,13 +59,15 @@ def sha256(data):
 
 def infer_script(data, path="PATH"):
     """(script, command, how it is known) for a results file's JSON: its own recorded command (benchmark.py's
-    run.command), else its shape. {'recall':..,'n':..,'chunker':..,'depth':..} -> ('retrieve.py',
-    'python retrieve.py --eval --json PATH', 'inferred')"""
+    run.command; `python -m experiments.x` is experiments/x.py), else its shape.
+    {'recall':..,'n':..,'chunker':..,'depth':..} -> ('retrieve.py', 'python retrieve.py --eval --json PATH',
+    'inferred')"""
     if not isinstance(data, dict):
         return "unknown", None, "inferred"
     command = data["run"].get("command") if isinstance(data.get("run"), dict) else None
-    if isinstance(command, str) and len(command.split()) > 1:
-        return Path(command.split()[1]).name, command, "file"
+    if isinstance(command, str) and len(words := command.split()) > 1:
+        script = words[2].replace(".", "/") + ".py" if words[1] == "-m" and len(words) > 2 else Path(words[1]).name
+        return script, command, "file"
     rows = data.get("rows") if isinstance(data.get("rows"), dict) else {}
     fill = {"path": path, "split": data.get("split"), "questions": data.get("questions"),
             "styles": ",".join(data["styles"]) if isinstance(data.get("styles"), dict) else "",

@@ -17,9 +17,9 @@ RAG_THREADS overrides the thread count (default: all cores; lower it when anothe
 shares the CPU: llama.cpp slowed 2-10x here when one of its threads was descheduled).
 Tests route calls through ScriptedModel (use_model): scripted replies, never a real model.
 
-    python llm.py                    # engine, model, a one-line answer, tokens/s, load time
+    python llm.py   # engine, model, a one-line answer, tokens/s, load time
     python llm.py --prompt "Why is the sky blue?"
-    python llm.py --serve --port 11435  # then OLLAMA_HOST=http://127.0.0.1:11435 for any client
+    python llm.py --serve --port 11435   # then OLLAMA_HOST=http://127.0.0.1:11435 for any client
 
 Expected (2 idle cores, embedded; the first run also assembles the 1.1 GB GGUF, ~3 s more), ~5 s:
     engine embedded  model qwen2.5-coder:1.5b-instruct-q4_K_M  host in-process  gguf /root/.cache/rag-lab/...
@@ -68,7 +68,7 @@ def threads():
 
 def engine_params(xllamacpp, path, lab=True):
     """llama.cpp's parameters for the GGUF at path: the engine's own (lab=True), or llama.cpp's defaults with only
-    the context, threads and quiet logs set, which bench_llm.py times as llama.cpp's own speed."""
+    the context, threads and quiet logs set, which experiments/bench_llm.py times as llama.cpp's own speed."""
     params = xllamacpp.CommonParams()
     params.model.path = str(path)
     params.n_ctx = N_CTX

@@ -98,7 +98,7 @@ def test_the_page_shows_the_link_taken():
 
 
 def test_chain_eval_compares_the_variants(corpus, golden_path):
-    import chain_eval
+    from experiments import chain_eval
     items = retrieve.load_golden(golden_path)
     report = chain_eval.evaluate(items, [2], corpus, "titled")
     assert (set(report["recall"]) == set(chain_eval.VARIANTS)

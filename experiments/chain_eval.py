@@ -1,8 +1,8 @@
 """Week 6: which second hop helps? Link-following against an MDR-style second query, on a half of the golden file.
 
-    python chain_eval.py --split dev                  # the half the chain constants were chosen on
-    python chain_eval.py --split test --json results/chain_test.json
-    python chain_eval.py --corpus DIR --golden FILE   # any corpus (all its items unless --split)
+    python -m experiments.chain_eval --split dev   # the half the chain constants were chosen on
+    python -m experiments.chain_eval --split test --json results/chain_test.json
+    python -m experiments.chain_eval --corpus DIR --golden FILE   # any corpus (all its items unless --split)
 
 Expected output (~20 s once the corpus is indexed): one row per variant, supporting-doc recall@k on multi
 questions per source and on single questions. No model call anywhere. The variants:

@@ -1,7 +1,7 @@
 """Week 8 (reliability): fit the injection detector (injection_detector.py) and measure it, leave one family out.
 
-    python detector_eval.py --lofo --json results/injection_detector.json   # leave-one-family-out figures
-    python detector_eval.py --fit             # fit on every family; writes models/injection_detector.json
+    python -m experiments.detector_eval --lofo --json results/injection_detector.json   # leave-one-family-out figures
+    python -m experiments.detector_eval --fit   # fit on every family; writes models/injection_detector.json
 
 Expected output: one row per attack family (its injected documents flagged by a detector fitted without that
 family), then the false quarantine on corpus/: on a held-out quarter for the shipped detector, on all 2,884
