@@ -44,8 +44,8 @@ app: index                ## the demo page on http://127.0.0.1:7860 (Ctrl-C stop
 benchmark: index          ## every pattern on 24 golden questions: results/benchmark.{json,md} + PNGs (hours; cached rows reused)
 	$(BIN)/python benchmark.py
 
-handin: install           ## your results files (rubric.json's weeks) + a manifest -> handin-<you>.tar.gz, for grade.py
-	$(BIN)/python handin.py
+handin: install           ## your results files (rubric.json's weeks) + a manifest -> handin-<you>.tar.gz, for grading/grade.py
+	$(BIN)/python -m grading.handin
 
 clean:                    ## remove the index (corpus/ and golden.json stay)
 	rm -rf .rag

@@ -223,7 +223,7 @@ def flare_stats(r):
 
 def summarize_stats(stats, settings):
     """The FLARE figures under the table, from the per-question figures and the run's settings -> (lines, dict for
-    --json; grade.py recomputes it from the file's per_question)."""
+    --json; grading/grade.py recomputes it from the file's per_question)."""
     threshold, query_mode = settings["threshold"], settings["query_mode"]
     have = [s for s in stats if "triggers" in s]
     n, total = len(have), sum(s["triggers"] for s in have)

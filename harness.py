@@ -193,7 +193,7 @@ def parse_settings(prog, parser, settings):
 def pattern_main(name, args, answer, kw, stats_of, summarize_stats, describe=lambda r: ""):
     """The main() of a pattern script: one question (trace, verified answer, cost) or --eval N next to
     generate(). kw: the pattern's settings (printed, and part of the cache key); summarize_stats(per-question
-    figures, kw) -> (lines to print, figures for --json), the module's own summarize_stats, which grade.py
+    figures, kw) -> (lines to print, figures for --json), the module's own summarize_stats, which grading/grade.py
     calls again on the file's per_question; describe(result) -> a prefix for the cost line."""
     settings = {k: str(v) if isinstance(v, Path) else v for k, v in kw.items()}
     try:

@@ -10,7 +10,7 @@ Expected output of a query (about 8 s, most of it loading the embedding model): 
 one row per passage: label, chunk id, found by (dense / bm25), fused and per-retriever scores, a snippet.
 `--eval` builds or updates the index for the corpus first (kept apart from corpus/'s index), then prints
 supporting-doc recall@k per method split single/multi and per source; ~30 s on golden.json once indexed. `--json`
-writes the table and the per-question rows it is the mean of (grade.py recomputes the table from them).
+writes the table and the per-question rows it is the mean of (grading/grade.py recomputes the table from them).
 
 The methods (`method=`):
 - `dense`: the k nearest chunks by cosine similarity (Chroma, all-MiniLM-L6-v2);
@@ -288,7 +288,7 @@ def evaluate(golden, ks, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, depth=12, m
 
 def recall_table(rows, methods, ks):
     """Per-question rows -> {"recall": {method: {k: {split: mean}}}, "n": {split: questions}}, the splits being each
-    row's type, "all" and source/type (grade.py recomputes a report's table from its rows with it)."""
+    row's type, "all" and source/type (grading/grade.py recomputes a report's table from its rows with it)."""
     sums = {}
     for r in rows:
         for m in methods:

@@ -247,7 +247,7 @@ def main():
     if args.json:
         report = {"router": routers, "modes": {m: {**t["all"], "by_source": {k: v for k, v in t.items() if k != "all"}}
                                                for m, t in table.items()}, "settings": {**s, "model": model},
-                  # what the figures are made of (grade.py recomputes them): decisions and rows, per question
+                  # what the figures are made of (grading/grade.py recomputes them): decisions and rows, per question
                   "routes": routes, "rows": {m: [{k: v for k, v in r.items() if k != "steps"} for r in rs]
                                              for m, rs in rows.items()}}
         write_json(args.json, report)

@@ -47,7 +47,7 @@ _MOVED = {}   # cache name -> the folder it opens under inside a moved() block
 @contextlib.contextmanager
 def moved(names, folder):
     """In the block, the caches called `names` open under `folder` instead of .rag/cache: a re-run's scratch caches
-    (rerun.py), a test's. with moved(["judge", "rows"], tmp): ...  Blocks nest; each restores what it found."""
+    (grading/rerun.py), a test's. with moved(["judge", "rows"], tmp): ...  Blocks nest; each restores what it found."""
     saved = dict(_MOVED)
     _MOVED.update(dict.fromkeys(names, Path(folder)))
     try:

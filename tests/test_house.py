@@ -1,4 +1,5 @@
-"""The shape of the house: the project's modules import each other without a cycle, lazy imports included."""
+"""The shape of the house: the project's modules import each other without a cycle, lazy imports included, and by the
+layout's rule (lab/ beneath the week scripts, experiments/ and grading/ beside them, imported by none)."""
 import ast
 from pathlib import Path
 
@@ -51,6 +52,36 @@ def test_the_walk_finds_a_cycle_when_there_is_one(tmp_path):
     graph = import_graph(tmp_path)
     cycles = sorted(sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1)
     assert cycles == [["a", "b"], ["c", "pkg.d", "pkg.e"]]   # a package module's imports are followed too
+
+
+def layout_breaks(graph):
+    """The imports that break the layout: lab/ (the plumbing) importing anything outside lab/; a top-level module
+    (the week scripts and their libraries) importing experiments/ or grading/; experiments/ and grading/ importing
+    each other. -> [(importer, imported)]"""
+    place = lambda m: m.split(".")[0] if "." in m else "top"
+    return sorted((a, b) for a, b in graph.edges
+                  if (place(a) == "lab" and place(b) != "lab")
+                  or (place(a) == "top" and place(b) in ("experiments", "grading"))
+                  or {place(a), place(b)} == {"experiments", "grading"})
+
+
+def test_the_layout_plumbing_beneath_the_weeks_measurements_and_grading_beside_them():
+    graph = import_graph()
+    assert {m.split(".")[0] for m in graph if "." in m} == {"lab", "experiments", "grading"}
+    assert graph.has_edge("vector_index", "lab.cache") and graph.has_edge("grading.grade", "grading.handin")
+    assert not layout_breaks(graph), layout_breaks(graph)
+
+
+def test_the_layout_check_finds_an_import_that_breaks_it(tmp_path):
+    for folder in ("lab", "experiments", "grading"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "__init__.py").write_text("")
+    (tmp_path / "week.py").write_text("from lab import plumbing\nfrom grading import grade\n")
+    (tmp_path / "lab" / "plumbing.py").write_text("def f():\n    import week\n")   # lazy, still an arrow up
+    (tmp_path / "experiments" / "bench.py").write_text("import week\nimport lab.plumbing\nimport grading.grade\n")
+    (tmp_path / "grading" / "grade.py").write_text("import week\n")
+    assert layout_breaks(import_graph(tmp_path)) == [("experiments.bench", "grading.grade"),
+                                                     ("lab.plumbing", "week"), ("week", "grading.grade")]
 
 
 def test_pattern_names_live_in_one_registry():

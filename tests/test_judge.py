@@ -453,8 +453,8 @@ def test_verify_cli_builds_the_index_of_a_new_corpus(own_corpus, golden_path, fr
 def test_verify_cli_json_holds_the_rows_its_summary_is_made_of(own_corpus, golden_path, fresh_cache, monkeypatch,
                                                                tmp_path):
     """--json writes each style's rows (harness.run's) beside its summary, and the style and order: the summary is
-    citations.summarize(rows), figure for figure (grade.py recomputes it so); --no-timing leaves the wall clock out
-    of the rows too."""
+    citations.summarize(rows), figure for figure (grading/grade.py recomputes it so); --no-timing leaves the wall
+    clock out of the rows too."""
     import sys
 
     import retrieve

@@ -1,5 +1,5 @@
 """What a results file must be, per script: the checks handin.py prints before it bundles a file and grade.py
-grades with (grade.py adds the fingerprints and the re-runs).
+grades with (grade.py adds the fingerprints and the re-runs; all three in grading/).
 
     c = check_file({"path": "results/retrieval.json"}, raw_bytes, Golden(load_golden("golden.json")))
     c["script"], c["valid"], c["recomputed"]   # -> 'retrieve.py', [], [] (lists of problems)
@@ -23,13 +23,13 @@ from pathlib import Path
 
 import harness
 from citations import summarize
-from figures import NUM, check_retrieval, check_router, close, differences, whole
 from generate import DEFAULT_STYLE
+from grading.figures import NUM, check_retrieval, check_router, close, differences, whole
 from lab.answers import exact_match, f1, normalize_answer
 from retrieve import sample_golden
 from verify_citations import ROW_TIMING
 
-HERE = Path(__file__).parent
+ROOT = Path(__file__).parent.parent   # the repository (this file is in grading/)
 # file shapes -> the script that writes them and its command, for files that do not record their command.
 # Checked in order; a pattern script's file is the one with a key named like a script (flare.py: "flare").
 SHAPES = [({"recall", "n", "chunker", "depth"}, "retrieve.py", "python retrieve.py --eval --json {path}"),
@@ -72,7 +72,7 @@ def infer_script(data, path="PATH"):
     fill = {"path": path, "split": data.get("split"), "questions": data.get("questions"),
             "styles": ",".join(data["styles"]) if isinstance(data.get("styles"), dict) else "",
             "n": len(next(iter(rows.values()), []))}
-    own = [k for k in data if k not in PATTERN_FILE and (HERE / f"{k}.py").exists()] * (PATTERN_FILE <= set(data))
+    own = [k for k in data if k not in PATTERN_FILE and (ROOT / f"{k}.py").exists()] * (PATTERN_FILE <= set(data))
     for keys, script, template in [(set(), f"{k}.py", f"python {k}.py --eval {{n}} --json {{path}}")
                                    for k in own] + SHAPES:
         if keys <= set(data):
