@@ -59,7 +59,7 @@ def sha256(data):
 
 def infer_script(data, path="PATH"):
     """(script, command, how it is known) for a results file's JSON: its own recorded command (benchmark.py's
-    run.command; `python -m experiments.x` is experiments/x.py), else its shape.
+    run.command; `python -m experiments.NAME` is experiments/NAME.py), else its shape.
     {'recall':..,'n':..,'chunker':..,'depth':..} -> ('retrieve.py', 'python retrieve.py --eval --json PATH',
     'inferred')"""
     if not isinstance(data, dict):

@@ -336,7 +336,7 @@ def carry(folder=None, before=None, root=None):
     """After a move (files moved to packages, import lines edited, no result changed): every entry that was current
     in the tree `before` (an older checkout) is copied under its module's name and code now (renamed()), so it
     stays current; an entry already stale there stays stale. -> {cache name: {module now: entries carried}}.
-    Not carried: ROW_MODULES' rows (a rerun re-scores them without a model call)."""
+    Not carried: ROW_MODULES' rows (a rerun re-scores them from the carried answers and verdicts)."""
     names, out = renamed(before, root), {}
     for path in sorted(Path(folder or index_dir() / "cache").glob("*.jsonl")):
         store, carried = Cache(path.stem, path.parent), {}

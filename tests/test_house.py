@@ -189,6 +189,24 @@ def test_the_link_check_finds_a_broken_link_and_anchor(tmp_path):
     assert "nowhere" not in md_anchors((tmp_path / "b.md").read_text())
 
 
+def test_every_command_in_the_pages_and_the_code_names_a_script_that_is_there():
+    """`python X.py` and `python -m package.X` in README.md, DATA.md, labs/*.md, the Makefile and every module name a
+    file of the repository: a moved script whose command stayed behind shows here (`python -m pytest` and
+    placeholders such as `python -m experiments.NAME` aside)."""
+    import re
+    mods, found, missing = modules(), 0, []
+    for path in [ROOT / "README.md", ROOT / "DATA.md", ROOT / "Makefile", *sorted((ROOT / "labs").glob("*.md")),
+                 *mods.values()]:
+        for script, module in re.findall(r"\bpython3? (?:([\w/]+\.py)|-m ([\w.]+))", path.read_text(encoding="utf-8")):
+            name = script[:-3].replace("/", ".") if script else module
+            if name in ("pytest", "pip", "venv") or name.rsplit(".", 1)[-1].isupper():
+                continue
+            found += 1
+            if name not in mods:
+                missing.append(f"{path.relative_to(ROOT)}: python {script or '-m ' + module}")
+    assert found > 200 and not missing, missing
+
+
 def test_committed_results_hold_no_absolute_paths():
     """Results files are read on other machines: every path in them is repo-relative (cache.write_json)."""
     import json
