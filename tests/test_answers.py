@@ -1,4 +1,4 @@
-"""answers.py: comparing answers without a model (no engine, no I/O)."""
+"""lab/answers.py: comparing answers without a model (no engine, no I/O)."""
 from lab.answers import about, acronym, answers_match, stated_fuller, subject_names
 
 

@@ -1,4 +1,4 @@
-"""links.py and retrieve.py's `chain` method: names, links, the chained ranking, its trace and its updates.
+"""lab/links.py and retrieve.py's `chain` method: names, links, the chained ranking, its trace and its updates.
 
 Runs on the fixture corpus with the real embedder and no language model (chain makes no model call)."""
 import json
