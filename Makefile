@@ -16,13 +16,13 @@ $(STAMP): requirements.txt
 install: $(STAMP)
 
 native: install           ## compile llama.cpp (xllamacpp) for this CPU once (~20 min, offline; 1 s from the wheel cache); every script then uses it
-	$(BIN)/python native.py --build
+	$(BIN)/python -m lab.native --build
 
 index: install            ## build or update the Chroma index of corpus/ (titled chunks)
 	$(BIN)/python vector_index.py
 
 demo: index               ## the main job: a multi-hop golden question, retrieved, answered, citations verified
-	@$(BIN)/python native.py --hint
+	@$(BIN)/python -m lab.native --hint
 	$(BIN)/python retrieve.py "$(QUESTION)"
 	$(BIN)/python verify_citations.py --ask "$(QUESTION)"
 
@@ -36,7 +36,7 @@ lint: install             ## the style check: ruff with the rules in pyproject.t
 	$(BIN)/ruff check .
 
 bench: index              ## speed figures: build vs raw embedding, latency at 100k chunks, ANN loss
-	$(BIN)/python bench_retrieval.py
+	$(BIN)/python -m experiments.bench_retrieval
 
 app: index                ## the demo page on http://127.0.0.1:7860 (Ctrl-C stops it)
 	$(BIN)/python app.py
@@ -44,8 +44,8 @@ app: index                ## the demo page on http://127.0.0.1:7860 (Ctrl-C stop
 benchmark: index          ## every pattern on 24 golden questions: results/benchmark.{json,md} + PNGs (hours; cached rows reused)
 	$(BIN)/python benchmark.py
 
-handin: install           ## your results files (rubric.json's weeks) + a manifest -> handin-<you>.tar.gz, for grade.py
-	$(BIN)/python handin.py
+handin: install           ## your results files (rubric.json's weeks) + a manifest -> handin-<you>.tar.gz, for grading/grade.py
+	$(BIN)/python -m grading.handin
 
 clean:                    ## remove the index (corpus/ and golden.json stay)
 	rm -rf .rag

@@ -11,7 +11,7 @@ sentence against its sources; this checks the headline, in three parts, and comb
   comparison on the same passages, that reply is reused from the judge's cache: no call.
 - score(): a small logistic model over these parts and what the lab already knows (sentence verdicts, how the
   sentence judge passed the answer's sentence, disputes, retrieval scores), fitted per model by
-  answer_check_eval.py on the dev split; "verified" needs score >= the threshold chosen there for a target
+  experiments/answer_check_eval.py on the dev split; "verified" needs score >= the threshold chosen there for a target
   precision. A model with no calibration gets "supported" marks only, never "verified".
 """
 import functools
@@ -24,9 +24,9 @@ from pathlib import Path
 import context_checks
 import llm
 import router
-from answers import NOT_STATED, f1, named_in, normalize_answer, stated_fuller, subject_names
 from disputes import agree
 from judge import MAX_SOURCE_CHARS, joined, source_answer
+from lab.answers import NOT_STATED, f1, named_in, normalize_answer, stated_fuller, subject_names
 
 HERE = Path(__file__).parent
 CALIBRATIONS = HERE / "models" / "calibration"
@@ -284,7 +284,8 @@ def check(result, verdicts, dispute=None, cal=False):
     reasons = [r for r in (why_stated, why_relevant, why_agreed) if r]
     feats = features(result, verdicts, parts, dispute, states, source)
     if cal and set(cal["features"]) - set(feats):   # fitted on features this code no longer computes
-        reasons.append(f"calibration {calibration_name(cal)} reads other features: refit (answer_check_eval.py --fit)")
+        reasons.append(f"calibration {calibration_name(cal)} reads other features: refit "
+                           "(python -m experiments.answer_check_eval --fit)")
         cal = None
     s = round(score(feats, cal), 4) if cal else None
     if not any(v["supported"] for v in verdicts) or (not ok_agreed and normalize_answer(said) in NOT_STATED
@@ -299,5 +300,6 @@ def check(result, verdicts, dispute=None, cal=False):
         if cal and ok_stated:
             reasons.append(f"score {s:.2f} is below the threshold {cal['threshold']:.2f}")
         elif not cal and base["calibration"] == "none":
-            reasons.append(f"no calibration for {llm.engine_info()['model']}: run answer_check_eval.py --fit")
+            reasons.append(f"no calibration for {llm.engine_info()['model']}: run python -m "
+                           "experiments.answer_check_eval --fit")
     return {**base, "status": status, "score": s, "reasons": reasons, "parts": parts, "features": feats}

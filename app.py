@@ -38,14 +38,13 @@ import time
 from pathlib import Path
 
 import answer_check
-import cache
 import citations
 import disputes
 import llm
 import patterns
-import steps
-from page import CSS, render_answer, render_engine, render_live, render_pending, render_status, render_trace
 from generate import check_question
+from lab import cache, steps
+from page import CSS, render_answer, render_engine, render_live, render_pending, render_status, render_trace
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, load_golden, retrieve_chunks
 from router import load_router
 from vector_index import CorpusError, build_index

@@ -34,10 +34,10 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-import cache
 import harness
 import llm
 import patterns
+from lab import cache
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, eval_items
 from vector_index import CorpusError
 

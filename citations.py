@@ -15,9 +15,9 @@ import context_checks
 import disputes
 import judge
 import llm
-from answers import exact_match, f1
 from generate import quarantine_reasons
 from judge import joined, supports
+from lab.answers import exact_match, f1
 from retrieve import doc_recall
 
 ALCE_CHATGPT_ASQA = {"citation_recall": 0.736, "citation_precision": 0.725}

@@ -17,11 +17,11 @@ question, and the check's line. With RAG_JUDGE_MODEL set, the fact-checking mode
 Not handled: a pattern whose answer came from another prompt (FLARE's, Self-RAG's critics) gets the same checks,
 right, but without the cache's saving: its checks read the sources once, on the first check.
 """
-from cache import Cache
+import generate
 import judge
 import llm
-import generate
 from generate import is_idk
+from lab.cache import Cache
 
 
 

@@ -44,14 +44,14 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-import llm
-import steps
 import harness
+import llm
 import web_search
-from harness import fmt, mean
 from generate import check_question, generate, quarantine_reasons
-from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, retrieve_chunks
+from harness import fmt, mean
 from judge import ask
+from lab import steps
+from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, retrieve_chunks
 from vector_index import split_sentences
 
 K = 4                      # passages retrieved from the corpus
@@ -244,8 +244,8 @@ WHY_NEVER = {"correct": "no passage was graded 1 (> UPPER): the evaluator never 
 
 
 def summarize_stats(stats, settings=None):
-    """How often each action fired, F1 per action, score counts -> (lines, dict for --json; grade.py recomputes it
-    from the file's per_question)."""
+    """How often each action fired, F1 per action, score counts -> (lines, dict for --json; grading/grade.py
+    recomputes it from the file's per_question)."""
     have = [s for s in stats if "action" in s]
     out = {"questions": len(have), "upper": UPPER, "lower": LOWER,
            "actions": {a: sum(s["action"] == a for s in have) for a in ACTIONS},

@@ -15,8 +15,8 @@ import json
 import re
 
 import llm
-import steps
 from generate import check_question, shots
+from lab import steps
 
 MAX_PARTS = 3        # sub-questions (and hops) at most: 195 of the 200 golden multi questions have 2-3 hops
 PLACEHOLDER = re.compile(r"\[ANSWER_(\d+)\]")

@@ -1,7 +1,7 @@
 """Week 8 (reliability): is the answer disputed? Passages in the prompt that give different answers.
 
     python disputes.py "Who designed the Velloran Tower?" --corpus tests/fixtures/injection/corpus
-    python disputes_eval.py --injection misinformation   # the disputed rate over a set (disputes_eval.py)
+    python -m experiments.disputes_eval --injection misinformation   # the disputed rate over a set
 
 Expected output: the cited answer, then each passage's own answer to the question and, when the passages
 disagree, DISPUTED with every answer and its sources. One model call per passage (~2-4 s each on the embedded
@@ -27,8 +27,8 @@ from pathlib import Path
 import context_checks
 import judge
 import llm
-from answers import NOT_STATED, about, answers_match, named_in, normalize_answer
 from judge import MAX_SOURCE_CHARS, source_answer
+from lab.answers import NOT_STATED, about, answers_match, named_in, normalize_answer
 from vector_index import CorpusError
 
 
@@ -133,7 +133,7 @@ def main():
     from generate import check_question, generate, print_result
     from retrieve import CORPUS_DIR
     ap = argparse.ArgumentParser(description="Answer a question, then check whether its passages disagree "
-                                 "(the disputed rates over a set: disputes_eval.py).")
+                                 "(the disputed rates over a set: experiments/disputes_eval.py).")
     ap.add_argument("question", help="the question")
     ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents")
     ap.add_argument("--k", type=int, default=4, help="passages in the prompt")

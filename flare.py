@@ -32,10 +32,10 @@ import math
 import re
 import time
 
-import llm
-import steps
 import harness
+import llm
 from generate import CITE_GROUP, IDK, SYSTEM, check_question, format_sources, is_idk, split_cited, strip_cites
+from lab import steps
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, retrieve_chunks
 from vector_index import DEMO_QUESTION
 
@@ -223,7 +223,7 @@ def flare_stats(r):
 
 def summarize_stats(stats, settings):
     """The FLARE figures under the table, from the per-question figures and the run's settings -> (lines, dict for
-    --json; grade.py recomputes it from the file's per_question)."""
+    --json; grading/grade.py recomputes it from the file's per_question)."""
     threshold, query_mode = settings["threshold"], settings["query_mode"]
     have = [s for s in stats if "triggers" in s]
     n, total = len(have), sum(s["triggers"] for s in have)

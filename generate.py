@@ -32,8 +32,8 @@ from pathlib import Path
 
 import injection_detector
 import llm
-import steps
 from bm25_baseline import tokenize
+from lab import steps
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, retrieve_chunks
 from vector_index import DEMO_QUESTION, CorpusError
 

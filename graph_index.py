@@ -25,12 +25,12 @@ from pathlib import Path
 import networkx as nx
 from pydantic import BaseModel, Field
 
-import llm
 import harness
-from cache import Cache, code_key, keyed
-from links import ngram_keys, normalize  # one definition of a name key, shared with retrieval
+import llm
+from lab.cache import Cache, code_key, index_dir, keyed
+from lab.links import ngram_keys, normalize  # one definition of a name key, shared with retrieval
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, sample_golden
-from vector_index import CorpusError, collection_name, index_dir, load_documents
+from vector_index import CorpusError, collection_name, load_documents
 
 EXTRACTORS = ("llm", "titles")
 MAX_DOC_CHARS = 1800      # document text shown to the extractor (retry: half)

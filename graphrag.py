@@ -26,14 +26,13 @@ from pathlib import Path
 import networkx as nx
 from pydantic import BaseModel, Field
 
-import cache
-import llm
-import steps
 import citations
 import harness
+import llm
 from generate import check_question, generate
 from graph_index import (EXTRACTORS, MAX_MATCHED, SEED, build, compare_extractors, cut,
                          graph_hash, graph_path, load, ngram_keys, normalize, stats)
+from lab import cache, steps
 from multihop import multihop_answer
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, get_retriever, load_golden, sample_golden
 from vector_index import CorpusError, embed

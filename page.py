@@ -12,9 +12,8 @@ import html
 from pathlib import Path
 
 import answer_check
-import links
-import steps
 from citations import answer_status
+from lab import links, steps
 
 MAX_SOURCE_CHARS = 1500     # of a cited chunk shown in its pop-up
 CSS = """

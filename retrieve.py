@@ -10,7 +10,7 @@ Expected output of a query (about 8 s, most of it loading the embedding model): 
 one row per passage: label, chunk id, found by (dense / bm25), fused and per-retriever scores, a snippet.
 `--eval` builds or updates the index for the corpus first (kept apart from corpus/'s index), then prints
 supporting-doc recall@k per method split single/multi and per source; ~30 s on golden.json once indexed. `--json`
-writes the table and the per-question rows it is the mean of (grade.py recomputes the table from them).
+writes the table and the per-question rows it is the mean of (grading/grade.py recomputes the table from them).
 
 The methods (`method=`):
 - `dense`: the k nearest chunks by cosine similarity (Chroma, all-MiniLM-L6-v2);
@@ -22,7 +22,7 @@ The methods (`method=`):
 - `fused` (default): reciprocal rank fusion at chunk level over both top-`depth` lists, one chunk per
   document (a second chunk of a document already shown adds less than a new document), and a guarantee:
   the best BM25 document (scored by its best chunk) is always represented by that chunk;
-- `chain`: multi-hop without a model call (links.py): hop 1 fused, hop 2 the documents its top passages
+- `chain`: multi-hop without a model call (lab/links.py): hop 1 fused, hop 2 the documents its top passages
   name (titles, rare shared names), one score over both; a reached passage carries `via` (its seed's label,
   the link's kind and name) and "link" in found_by. `python retrieve.py "q" --method chain` prints the link
   under the passage ("S2 reached from S1 via 'corran' (its title)"). `--split dev|test` evaluates one half.
@@ -37,10 +37,10 @@ from pathlib import Path
 
 import numpy as np
 
-import links
-from cache import write_json
-from bm25_baseline import BM25, doc_index, search as bm25_doc_search
 import vector_index
+from bm25_baseline import BM25, doc_index, search as bm25_doc_search
+from lab import links
+from lab.cache import write_json
 from vector_index import (CORPUS_DIR, DEFAULT_CHUNKER, CHUNKERS, DEMO_QUESTION, CorpusError, build_index, embed,
                           get_all, get_collection, warn)
 
@@ -288,7 +288,7 @@ def evaluate(golden, ks, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, depth=12, m
 
 def recall_table(rows, methods, ks):
     """Per-question rows -> {"recall": {method: {k: {split: mean}}}, "n": {split: questions}}, the splits being each
-    row's type, "all" and source/type (grade.py recomputes a report's table from its rows with it)."""
+    row's type, "all" and source/type (grading/grade.py recomputes a report's table from its rows with it)."""
     sums = {}
     for r in rows:
         for m in methods:

@@ -26,10 +26,10 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 import llm
-from cache import code_key
 from generate import check_question, shots
+from lab.cache import code_key, index_dir
 from retrieve import GOLDEN, load_golden
-from vector_index import embed, index_dir
+from vector_index import embed
 
 LAMBDA = 1.0                   # L2 strength; CV accuracy of the surface router was flat (0.94-0.95) for 0.1-10
 INNER_WH = {"where", "which", "who", "whose", "whom", "that", "when", "what"}

@@ -34,9 +34,9 @@ import decompose
 import llm
 import multihop
 import router
-from cache import Cache, keyed, write_json
 from generate import generate
-from answers import exact_match, f1
+from lab.answers import exact_match, f1
+from lab.cache import Cache, keyed, write_json
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, doc_recall, eval_items, labels, sample_golden
 from vector_index import CorpusError, fingerprint
 
@@ -247,7 +247,7 @@ def main():
     if args.json:
         report = {"router": routers, "modes": {m: {**t["all"], "by_source": {k: v for k, v in t.items() if k != "all"}}
                                                for m, t in table.items()}, "settings": {**s, "model": model},
-                  # what the figures are made of (grade.py recomputes them): decisions and rows, per question
+                  # what the figures are made of (grading/grade.py recomputes them): decisions and rows, per question
                   "routes": routes, "rows": {m: [{k: v for k, v in r.items() if k != "steps"} for r in rs]
                                              for m, rs in rows.items()}}
         write_json(args.json, report)

@@ -34,12 +34,12 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-import llm
-import steps
 import harness
-from harness import fmt, mean
+import llm
 from generate import IDK, check_question, format_sources, generate, is_idk
+from harness import fmt, mean
 from judge import ask
+from lab import steps
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, retrieve_chunks
 from vector_index import DEMO_QUESTION
 
@@ -239,8 +239,8 @@ def self_rag_stats(r):
 
 
 def summarize_stats(stats, settings=None):
-    """How often retrieval was skipped, and what that did to F1 -> (lines, dict for --json; grade.py recomputes it
-    from the file's per_question)."""
+    """How often retrieval was skipped, and what that did to F1 -> (lines, dict for --json; grading/grade.py
+    recomputes it from the file's per_question)."""
     have = [s for s in stats if "retrieval" in s]
     skipped = [s for s in have if not s["retrieval"]]
     out = {"questions": len(have), "skipped_retrieval": len(skipped),

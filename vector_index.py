@@ -1,8 +1,8 @@
 """Week 1: load a folder of documents, chunk it three ways, embed it, keep it in Chroma.
 
-    python vector_index.py                 # build/update the default collection (titled) over corpus/
-    python vector_index.py --all           # all three chunkers: fixed, sentence, titled
-    python vector_index.py --corpus DIR    # any folder of .txt / .md files (kept apart from corpus/)
+    python vector_index.py                # build/update the default collection (titled) over corpus/
+    python vector_index.py --all          # all three chunkers: fixed, sentence, titled
+    python vector_index.py --corpus DIR   # any folder of .txt / .md files (kept apart from corpus/)
 
 Expected output: the resolved settings, a progress bar while embedding, then one line per chunker:
     titled    docs 2884  chunks 3514  embedded 3514  deleted 0  kept 0  skipped 0  102.3 s
@@ -31,6 +31,8 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from lab.cache import index_dir
 
 HERE = Path(__file__).parent
 CORPUS_DIR = HERE / "corpus"
@@ -170,7 +172,7 @@ def embed_threads():
     """torch's threads for embedding: RAG_EMBED_THREADS, else 1 (`python vector_index.py`, a process that embeds and
     runs no model, takes every core). torch and llama.cpp share one OpenMP runtime (libgomp); a pool of torch threads
     beside llama.cpp's puts more OpenMP threads than cores, libgomp then stops spinning between steps, and llama.cpp
-    generated 0.77x its own speed for the rest of the process (bench_llm.py, results/bench_llm.json)."""
+    generated 0.77x its own speed for the rest of the process (experiments/bench_llm.py, results/bench_llm.json)."""
     return max(1, int(os.environ.get("RAG_EMBED_THREADS") or 1))
 
 
@@ -186,10 +188,6 @@ def embed(texts, batch_size=32):
         _MODEL = SentenceTransformer(name, device="cpu")
     return _MODEL.encode(list(texts), batch_size=batch_size, normalize_embeddings=True,
                          convert_to_numpy=True, show_progress_bar=False)
-
-
-def index_dir():
-    return Path(os.environ.get("RAG_INDEX_DIR") or HERE / ".rag")
 
 
 def collection_name(corpus, chunker):

@@ -66,7 +66,7 @@ def main():
             summaries = {k: {f: x for f, x in v.items() if f not in TIMING_FIELDS} for k, v in summaries.items()}
             rows = {k: [{f: x for f, x in r.items() if f not in ROW_TIMING} for r in rs] for k, rs in rows.items()}
         data = summaries[styles[0]] if len(styles) == 1 else {"styles": summaries}
-        # the rows each summary is made of (citations.summarize(rows)): grade.py recomputes the summary from them
+        # the rows each summary is made of (citations.summarize(rows)): grading/grade.py recomputes the summary
         data = {**data, "settings": {"styles": styles, "order": args.order}, "rows": rows}
         args.json.write_text(json.dumps(data, indent=1) + "\n")
         print(f"wrote {args.json}")

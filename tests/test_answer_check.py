@@ -3,8 +3,8 @@ The model is SCRIPTED here (llm.ScriptedModel), never the real engine."""
 import json
 
 import answer_check as ac
-import answer_check_eval as ace
 import llm
+from experiments import answer_check_eval as ace
 
 PASSAGES = [{"id": "S1", "chunk_id": "don-hall#0", "title": "Don Hall", "dense": 0.6,
              "text": "Don Hall is an American film director. He grew up in Glenwood, Iowa."},

@@ -1,5 +1,5 @@
-"""answers.py: comparing answers without a model (no engine, no I/O)."""
-from answers import about, acronym, answers_match, stated_fuller, subject_names
+"""lab/answers.py: comparing answers without a model (no engine, no I/O)."""
+from lab.answers import about, acronym, answers_match, stated_fuller, subject_names
 
 
 def test_subject_names_leave_off_the_asking_words():

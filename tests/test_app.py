@@ -25,14 +25,13 @@ from pathlib import Path
 import pytest
 
 import app
-import cache
+import citations
 import llm
 import multihop
 import page
 import patterns
-import steps
-import citations
 from generate import IDK
+from lab import cache, steps
 from conftest import NOT_STATED_REPLY, judge_defers, judge_view
 
 HERE = Path(__file__).parent

@@ -1,11 +1,8 @@
-"""bench_llm.py and bench_answer.py: the arithmetic of their figures (the timings themselves come from the real
-engine in their own runs, never from tests)."""
+"""experiments/bench_llm.py and bench_answer.py: the arithmetic of their figures (the timings themselves come from
+the real engine in their own runs, never from tests)."""
 import pytest
 
-import bench_answer
-import bench_llm
-
-
+from experiments import bench_answer, bench_llm
 def test_speeds_are_llama_cpp_counts_and_what_the_caller_waits():
     own, wall, tokens = bench_llm._speeds([(96, 3000.0, 100.0, 3.2), (96, 4000.0, 100.0, 4.1), (90, 3000.0, 0.0, 3.0)])
     assert own == pytest.approx(30.0) and tokens == 96

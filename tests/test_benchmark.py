@@ -19,12 +19,12 @@ import decompose
 import flare
 import graph_index
 import graphrag
+import harness
 import llm
 import patterns
 import retrieve
-import harness
-from cache import moved
 from generate import JSON_SYSTEM
+from lab.cache import moved
 
 COLUMNS = ["answer_em", "answer_f1", "doc_recall", "citation_recall", "citation_precision", "llm_calls",
            "prompt_tokens", "completion_tokens", "seconds_p50"]

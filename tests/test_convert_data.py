@@ -1,11 +1,10 @@
-"""convert_data.py on a tiny raw dataset of the published shapes (never ../shared): ids, keys, singles."""
+"""experiments/convert_data.py on a tiny raw dataset of the published shapes (never ../shared): ids, keys, singles."""
 import json
 import subprocess
 import sys
 from pathlib import Path
 
-import convert_data as cd
-
+from experiments import convert_data as cd
 ROOT = Path(__file__).parent.parent
 
 
@@ -31,8 +30,8 @@ def raw_data(tmp_path):
 
 def test_converter_builds_corpus_and_golden(tmp_path):
     out = tmp_path / "out"
-    r = subprocess.run([sys.executable, str(ROOT / "convert_data.py"), "--data", str(raw_data(tmp_path)),
-                        "--out", str(out)], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "experiments.convert_data", "--data", str(raw_data(tmp_path)),
+                        "--out", str(out)], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert ("corpus: 5 documents (2 hotpotqa, 3 musique)" in r.stdout
             and "golden: 3 questions (2 multi, 1 single)" in r.stdout)

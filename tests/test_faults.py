@@ -25,13 +25,12 @@ from pathlib import Path
 
 import pytest
 
-import engine
-import cache
+import harness
 import llm
 import vector_index as vi
-import harness
 import verify_citations
-from cache import Cache
+from lab import cache, engine
+from lab.cache import Cache
 from conftest import NOT_STATED_REPLY, judge_defers
 
 ROOT = Path(__file__).parent.parent

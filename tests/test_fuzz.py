@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import generate as g
 import llm
 import vector_index as vi
-from answers import exact_match, f1
+from lab.answers import exact_match, f1
 from retrieve import GOLDEN_KEYS, golden_problem, load_golden
 from vector_index import CorpusError
 

@@ -1,5 +1,5 @@
-"""handin.py and grade.py: a correct hand-in gets full marks; an edited total, a fabricated row, a run on another
-golden file and a corrupted archive are each caught, with a line that says why, and never crash the grader.
+"""grading/handin.py and grade.py: a correct hand-in gets full marks; an edited total, a fabricated row, a run on
+another golden file and a corrupted archive are each caught, with a line that says why, and never crash the grader.
 
 Hand-ins are made on the fixture corpus by the lab's own entry points (retrieve.evaluate, verify_citations.main,
 benchmark.main) with SCRIPTED_MODEL (tests/test_benchmark.py: an llm.ScriptedModel, never a language model, that
@@ -19,17 +19,14 @@ from pathlib import Path
 import pytest
 
 import benchmark
-import cache
-import checks
 import citations
-import grade
-import handin
 import harness
 import judge
 import llm
-import rerun
 import retrieve
 import verify_citations
+from grading import checks, grade, handin, rerun
+from lab import cache
 from test_benchmark import GENERATE_SYSTEM, SCRIPTED_MODEL
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -164,7 +161,7 @@ def test_an_edited_total_is_caught(lab, corpus, tmp_path):
     for student, name, change in (("t1", "benchmark.json", bump_table), ("t2", "citations.json", bump_citations),
                                   ("t3", "retrieval.json", bump_recall)):
         hand_in(lab, corpus, subs, student, edited(lab, name, change))
-    after = hand_in(lab, corpus, subs, "t4")   # edited after handin.py ran: the manifest's sha256 no longer matches
+    after = hand_in(lab, corpus, subs, "t4")   # edited after handin ran: the manifest's sha256 no longer matches
     with tarfile.open(after) as t:
         members = {m.name: t.extractfile(m).read() for m in t.getmembers()}
     name = next(n for n in members if n.endswith("citations.json"))
@@ -322,6 +319,14 @@ def test_a_corrupted_archive_or_broken_file_gets_a_line_and_zero_never_a_crash(l
     assert "no manifest.json" in why["week 4 verify_citations.py: fingerprints"]
 
 
+def test_a_recorded_command_names_its_script_by_path_or_module():
+    for command, script in [("python benchmark.py --limit 4", "benchmark.py"),
+                            ("python -m experiments.chain_eval --split dev", "experiments/chain_eval.py")]:
+        assert checks.infer_script({"run": {"command": command}}) == (script, command, "file")
+    assert checks.infer_script({"recall": {}, "n": 3, "split": "dev"}, "r.json")[:2] == (
+        "experiments/chain_eval.py", "python -m experiments.chain_eval --split dev --json r.json")
+
+
 def test_the_default_rubric_matches_the_readme_and_reads_the_committed_results():
     """rubric.json: usable, each week's script in that week of the file table (labs/files.md) and in that week's row
     of the README's week table, and every bar's paths found in the lab's own committed results file (so an edit to
@@ -349,7 +354,7 @@ def test_the_default_rubric_matches_the_readme_and_reads_the_committed_results()
 @pytest.mark.engine
 def test_real_engine_a_student_row_re_run_by_the_grader_reproduces(corpus, golden_path, tmp_path):
     """The real embedded engine (the wheel, as a graded run should use): a benchmark row made in one process is
-    re-made by grade.py in another, every model call recomputed, and compared field by field (~2 min)."""
+    re-made by grading/grade.py in another, every model call recomputed, and compared field by field (~2 min)."""
     import os
     import subprocess
     env = {**os.environ, "RAG_INDEX_DIR": str(tmp_path / "index"), "RAG_LLM": "embedded", "RAG_ENGINE_BUILD": "wheel"}

@@ -1,4 +1,5 @@
-"""The shape of the house: the project's modules import each other without a cycle, lazy imports included."""
+"""The shape of the house: the project's modules import each other without a cycle, lazy imports included, and by the
+layout's rule (lab/ beneath the week scripts, experiments/ and grading/ beside them, imported by none)."""
 import ast
 from pathlib import Path
 
@@ -7,21 +8,29 @@ import networkx as nx
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def modules(root=ROOT):
+    """{module: path}: the top-level .py files and those of the packages beside them (lab/cache.py -> 'lab.cache')."""
+    found = {p.stem: p for p in root.glob("*.py")}
+    found.update((f"{p.parent.name}.{p.stem}", p) for p in root.glob("*/*.py")
+                 if p.name != "__init__.py" and (p.parent / "__init__.py").exists())
+    return found
+
+
 def import_graph(root=ROOT):
-    """{module: {modules of the project it imports}} for the top-level .py files, every import statement counted
-    (inside functions too: a lazy import still ties the two files together)."""
-    mods = {p.stem for p in root.glob("*.py")}
+    """{module: {modules of the project it imports}} for the project's modules (modules()), every import statement
+    counted (inside functions too: a lazy import still ties the two files together)."""
+    mods = modules(root)
     graph = nx.DiGraph()
-    for p in sorted(root.glob("*.py")):
-        graph.add_node(p.stem)
-        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+    for name, path in sorted(mods.items()):
+        graph.add_node(name)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
-                names = [a.name.split(".")[0] for a in node.names]
+                names = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names = [node.module.split(".")[0]]
+                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
             else:
                 continue
-            graph.add_edges_from((p.stem, n) for n in names if n in mods and n != p.stem)
+            graph.add_edges_from((name, n) for n in names if n in mods and n != name)
     return graph
 
 
@@ -35,9 +44,44 @@ def test_no_import_cycle_among_the_modules():
 def test_the_walk_finds_a_cycle_when_there_is_one(tmp_path):
     (tmp_path / "a.py").write_text("import b\n")
     (tmp_path / "b.py").write_text("def f():\n    from a import g\n")  # lazy, still a cycle
-    (tmp_path / "c.py").write_text("import os\nimport a\n")
+    (tmp_path / "c.py").write_text("import os\nimport a\nfrom pkg import d\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "d.py").write_text("import pkg.e\n")
+    (tmp_path / "pkg" / "e.py").write_text("from c import x\n")
     graph = import_graph(tmp_path)
-    assert [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1] == [["a", "b"]]
+    cycles = sorted(sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1)
+    assert cycles == [["a", "b"], ["c", "pkg.d", "pkg.e"]]   # a package module's imports are followed too
+
+
+def layout_breaks(graph):
+    """The imports that break the layout: lab/ (the plumbing) importing anything outside lab/; a top-level module
+    (the week scripts and their libraries) importing experiments/ or grading/; experiments/ and grading/ importing
+    each other. -> [(importer, imported)]"""
+    place = lambda m: m.split(".")[0] if "." in m else "top"
+    return sorted((a, b) for a, b in graph.edges
+                  if (place(a) == "lab" and place(b) != "lab")
+                  or (place(a) == "top" and place(b) in ("experiments", "grading"))
+                  or {place(a), place(b)} == {"experiments", "grading"})
+
+
+def test_the_layout_plumbing_beneath_the_weeks_measurements_and_grading_beside_them():
+    graph = import_graph()
+    assert {m.split(".")[0] for m in graph if "." in m} == {"lab", "experiments", "grading"}
+    assert graph.has_edge("vector_index", "lab.cache") and graph.has_edge("grading.grade", "grading.handin")
+    assert not layout_breaks(graph), layout_breaks(graph)
+
+
+def test_the_layout_check_finds_an_import_that_breaks_it(tmp_path):
+    for folder in ("lab", "experiments", "grading"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "__init__.py").write_text("")
+    (tmp_path / "week.py").write_text("from lab import plumbing\nfrom grading import grade\n")
+    (tmp_path / "lab" / "plumbing.py").write_text("def f():\n    import week\n")   # lazy, still an arrow up
+    (tmp_path / "experiments" / "bench.py").write_text("import week\nimport lab.plumbing\nimport grading.grade\n")
+    (tmp_path / "grading" / "grade.py").write_text("import week\n")
+    assert layout_breaks(import_graph(tmp_path)) == [("experiments.bench", "grading.grade"),
+                                                     ("lab.plumbing", "week"), ("week", "grading.grade")]
 
 
 def test_pattern_names_live_in_one_registry():
@@ -45,8 +89,8 @@ def test_pattern_names_live_in_one_registry():
     answer function lives elsewhere (multihop.py may list its own modes). Every pattern is in patterns.PATTERNS."""
     import patterns
     listed = {}
-    for path in sorted(ROOT.glob("*.py")):
-        theirs = {x for p in patterns.PATTERNS.values() if p.fn.__module__ != path.stem for x in (p.name, p.label) if x}
+    for name, path in sorted(modules().items()):
+        theirs = {x for p in patterns.PATTERNS.values() if p.fn.__module__ != name for x in (p.name, p.label) if x}
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             items = (node.keys if isinstance(node, ast.Dict)
                      else node.elts if isinstance(node, (ast.List, ast.Tuple, ast.Set)) else [])
@@ -62,12 +106,15 @@ def file_table(root=ROOT):
     import re
     rows = [line for line in (root / "labs" / "files.md").read_text(encoding="utf-8").splitlines()
             if line.startswith("| ") and not line.startswith("| week ")]
-    return {f: line.split("|")[1].strip() for line in rows for f in re.findall(r"`([a-z0-9_]+\.py)`", line)}
+    return {f: line.split("|")[1].strip() for line in rows for f in re.findall(PY_FILE, line)}
+
+
+PY_FILE = r"`((?:[a-z]+/)?[a-z0-9_]+\.py)`"   # `retrieve.py`, `lab/cache.py`
 
 
 def test_the_file_table_names_every_module():
-    named = set(file_table())
-    assert named == {p.name for p in ROOT.glob("*.py")}, set(named) ^ {p.name for p in ROOT.glob("*.py")}
+    named, files = set(file_table()), {str(p.relative_to(ROOT)) for p in modules().values()}
+    assert named == files, named ^ files
 
 
 def test_each_week_page_names_that_weeks_files_and_the_readme_links_each_week():
@@ -87,9 +134,9 @@ def test_each_week_page_names_that_weeks_files_and_the_readme_links_each_week():
         assert len(pages) == 1, (w, pages)
         page = pages[0].read_text(encoding="utf-8")
         top = page[:page.index("\n## ")]            # the table at the top of the page, before its first section
-        assert set(re.findall(r"`([a-z0-9_]+\.py)`", top)) == weeks[w], (w, pages[0].name)
+        assert set(re.findall(PY_FILE, top)) == weeks[w], (w, pages[0].name)
         assert f"(labs/{pages[0].name})" in readme_rows[w], w
-        named = set(re.findall(r"`([a-z0-9_]+\.py)`", readme_rows[w]))
+        named = set(re.findall(PY_FILE, readme_rows[w]))
         assert named and named <= weeks[w], (w, named - weeks[w])
 
 
@@ -140,6 +187,24 @@ def test_the_link_check_finds_a_broken_link_and_anchor(tmp_path):
     assert links == [("b.md", ""), ("c.md", ""), ("", "what-you-see-xpy"), ("b.md", "nowhere")]
     assert "what-you-see-xpy" in md_anchors((tmp_path / "a.md").read_text())
     assert "nowhere" not in md_anchors((tmp_path / "b.md").read_text())
+
+
+def test_every_command_in_the_pages_and_the_code_names_a_script_that_is_there():
+    """`python X.py` and `python -m package.X` in README.md, DATA.md, labs/*.md, the Makefile and every module name a
+    file of the repository: a moved script whose command stayed behind shows here (`python -m pytest` and
+    placeholders such as `python -m experiments.NAME` aside)."""
+    import re
+    mods, found, missing = modules(), 0, []
+    for path in [ROOT / "README.md", ROOT / "DATA.md", ROOT / "Makefile", *sorted((ROOT / "labs").glob("*.md")),
+                 *mods.values()]:
+        for script, module in re.findall(r"\bpython3? (?:([\w/]+\.py)|-m ([\w.]+))", path.read_text(encoding="utf-8")):
+            name = script[:-3].replace("/", ".") if script else module
+            if name in ("pytest", "pip", "venv") or name.rsplit(".", 1)[-1].isupper():
+                continue
+            found += 1
+            if name not in mods:
+                missing.append(f"{path.relative_to(ROOT)}: python {script or '-m ' + module}")
+    assert found > 200 and not missing, missing
 
 
 def test_committed_results_hold_no_absolute_paths():

@@ -132,7 +132,7 @@ def test_cli_empty_folder_exits_with_one_line(tmp_path):
 
 def test_embedding_leaves_the_cores_to_llama_cpp(monkeypatch):
     """torch embeds on one thread unless RAG_EMBED_THREADS says otherwise: a pool of torch threads beside
-    llama.cpp's (one shared libgomp) slowed llama.cpp's generation to 0.77x (bench_llm.py)."""
+    llama.cpp's (one shared libgomp) slowed llama.cpp's generation to 0.77x (experiments/bench_llm.py)."""
     import vector_index
     monkeypatch.delenv("RAG_EMBED_THREADS", raising=False)
     assert vector_index.embed_threads() == 1

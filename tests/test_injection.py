@@ -11,9 +11,9 @@ import pytest
 
 import generate as g
 import injection as inj
-import llm
 import judge
-from answers import normalize_answer
+import llm
+from lab.answers import normalize_answer
 from retrieve import golden_problem
 from conftest import NOT_STATED_REPLY, judge_defers, judge_view
 

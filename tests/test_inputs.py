@@ -13,7 +13,7 @@ import injection as inj
 import injection_detector
 import llm
 import vector_index
-from cache import Cache, moved
+from lab.cache import Cache, moved
 from test_benchmark import SCRIPTED_MODEL, embed_once  # noqa: F401 (fixture)
 from test_injection import ITEMS as ATTACKS, scripted
 from vector_index import build_index, fingerprint

@@ -1,4 +1,4 @@
-"""judge.py, verify_citations.py and cache.py: scoring rules, verdict caching, ALCE recall/precision.
+"""judge.py, verify_citations.py and lab/cache.py: scoring rules, verdict caching, ALCE recall/precision.
 
 The verdicts come from llm.ScriptedModel (a scripted stand-in): YES exactly when the source part of the
 judge's prompt contains the word GOOD, so the expected figures can be worked out by hand.
@@ -7,13 +7,13 @@ import json
 
 import pytest
 
-import answers
-import judge
-import llm
 import citations
 import harness
+import judge
+import llm
 import verify_citations
-from cache import Cache, moved
+from lab import answers
+from lab.cache import Cache, moved
 from conftest import judge_view
 
 
@@ -49,7 +49,7 @@ def test_supports_parses_and_caches_by_content(fresh_cache):
 
 
 def test_faithfulness_and_relevance(fresh_cache):
-    import relevance_eval
+    from experiments import relevance_eval
     sentences = [{"text": "one"}, {"text": "two"}]
     with llm.use_model(llm.ScriptedModel(good_judge)):
         assert judge.faithfulness(sentences, [{"text": "GOOD"}]) == 1.0
@@ -144,7 +144,7 @@ def test_checks_are_asked_inside_the_answers_own_prompt(fresh_cache, monkeypatch
 
 
 def test_judge_eval_puts_a_pair_among_an_uncited_source():
-    import judge_eval
+    from experiments import judge_eval
     pairs = [{"id": f"x-{k}", "group": "g", "kind": k, "label": k == "support", "source": f"{k} text",
               "claim": 'The answer to "Who?" is Vell.'} for k in ("support", "unrelated", "hard")]
     beside = judge_eval.among(pairs)
@@ -171,7 +171,7 @@ def test_cache_survives_a_torn_line_and_rewrites_itself(tmp_path, capsys):
 
 
 def test_judge_pairs_are_labelled_and_split_by_question(corpus, golden_path):
-    import judge_pairs
+    from experiments import judge_pairs
     from retrieve import load_golden
     splits = judge_pairs.build(load_golden(golden_path), corpus, {"dev": 10, "test": 10})
     rows = splits["dev"] + splits["test"]
@@ -189,7 +189,7 @@ def test_judge_pairs_are_labelled_and_split_by_question(corpus, golden_path):
 
 
 def test_two_passage_pairs_hold_two_passages_as_verify_joins_them(corpus, golden_path):
-    import judge_pairs
+    from experiments import judge_pairs
     from retrieve import load_golden
     splits = judge_pairs.build(load_golden(golden_path), corpus, {"dev": 10, "test": 10}, two=True)
     rows = splits["dev"] + splits["test"]
@@ -208,7 +208,7 @@ def test_two_passage_pairs_hold_two_passages_as_verify_joins_them(corpus, golden
 
 def test_number_and_entity_swaps_take_another_value_from_the_source():
     import random
-    import judge_pairs
+    from experiments import judge_pairs
     src = "The River Lente flows 84 km from the Brannock Hills, 12 km of them through Corran, since 1872."
     assert judge_pairs.number_swap("84 km", src, random.Random(0)) == "12 km"
     assert judge_pairs.number_swap("1999", src, random.Random(0)) == "1872"   # a year for a year
@@ -234,7 +234,7 @@ def answer_judge(messages, schema):
     ("yes_prob", True, True, 2)])  # P(YES) 0.74 >= 0.65
 def test_designs_catch_the_wrong_answer_the_verdict_lets_through(fresh_cache, design, right, wrong, calls):
     """The source's answer to a question is asked once, then cached for every claim about it."""
-    import judge_eval
+    from experiments import judge_eval
     src = "Ashford Bridge is in Corran. It was designed by the engineer Tomas Vell."
     with llm.use_model(llm.ScriptedModel(answer_judge)) as m:
         assert judge_eval.judge_pair('The answer to "Who designed Ashford Bridge?" is Tomas Vell.', src,
@@ -453,8 +453,8 @@ def test_verify_cli_builds_the_index_of_a_new_corpus(own_corpus, golden_path, fr
 def test_verify_cli_json_holds_the_rows_its_summary_is_made_of(own_corpus, golden_path, fresh_cache, monkeypatch,
                                                                tmp_path):
     """--json writes each style's rows (harness.run's) beside its summary, and the style and order: the summary is
-    citations.summarize(rows), figure for figure (grade.py recomputes it so); --no-timing leaves the wall clock out
-    of the rows too."""
+    citations.summarize(rows), figure for figure (grading/grade.py recomputes it so); --no-timing leaves the wall
+    clock out of the rows too."""
     import sys
 
     import retrieve

@@ -1,16 +1,16 @@
 """The one cache-key rule (cache.keyed): a cached row follows the code of the module that made it and of what that
 module imports. Editing a pattern's prompt makes its rows stale, and only its rows; a comment or a docstring
-changes nothing; `python cache.py --rekey` moves stale entries to the current code on purpose."""
+changes nothing; `python -m lab.cache --rekey` moves stale entries to the current code on purpose."""
 import functools
 import shutil
 
 import pytest
 
-import cache
 import harness
 import llm
 import patterns
-from cache import Cache, code_key, keyed
+from lab import cache
+from lab.cache import Cache, code_key, keyed
 from test_benchmark import SCRIPTED_MODEL, embed_once, own_caches  # noqa: F401 (fixtures)
 
 
@@ -19,9 +19,10 @@ def repo_copy(tmp_path, monkeypatch):
     """The project's modules copied to a folder the test may edit; code keys read from there."""
     root = tmp_path / "repo"
     root.mkdir()
-    for path in cache.HERE.glob("*.py"):
-        shutil.copy(path, root / path.name)
-    monkeypatch.setattr(cache, "HERE", root)
+    for path in [*cache.modules().values(), *cache.ROOT.glob("*/__init__.py")]:
+        (root / path.relative_to(cache.ROOT)).parent.mkdir(exist_ok=True)
+        shutil.copy(path, root / path.relative_to(cache.ROOT))
+    monkeypatch.setattr(cache, "ROOT", root)
     code_key.cache_clear()
     yield root
     code_key.cache_clear()
@@ -36,7 +37,7 @@ def edit(root, module, old, new):
 
 
 def test_a_prompt_edit_changes_the_key_of_the_patterns_that_run_it(repo_copy):
-    keys = lambda: {m: code_key(m) for m in ("multihop", "flare", "links", "harness", "judge")}
+    keys = lambda: {m: code_key(m) for m in ("multihop", "flare", "lab.links", "harness", "judge")}
     before = keys()
     edit(repo_copy, "decompose", '"""', '"""An edited docstring. ')
     edit(repo_copy, "decompose", "\nimport", "\n# a comment\nimport")
@@ -44,8 +45,8 @@ def test_a_prompt_edit_changes_the_key_of_the_patterns_that_run_it(repo_copy):
     edit(repo_copy, "decompose", 'DECOMPOSE_SYSTEM = """', 'DECOMPOSE_SYSTEM = """An edited prompt. ')
     after = keys()
     assert after["multihop"] != before["multihop"]   # multihop imports decompose
-    assert {m: after[m] for m in ("flare", "links", "harness", "judge")} == {
-        m: before[m] for m in ("flare", "links", "harness", "judge")}
+    assert {m: after[m] for m in ("flare", "lab.links", "harness", "judge")} == {
+        m: before[m] for m in ("flare", "lab.links", "harness", "judge")}
 
 
 def test_answers_do_not_follow_the_scoring_code_but_rows_do(repo_copy):
@@ -56,7 +57,8 @@ def test_answers_do_not_follow_the_scoring_code_but_rows_do(repo_copy):
 
 def test_edited_pattern_rows_go_stale_and_are_recomputed(repo_copy, own_caches, corpus, golden_path):  # noqa: F811
     """harness.evaluate through the registry's `parallel` pattern: a rerun is served from the cache, an edited
-    decompose prompt recomputes the answer and the row, `cache.py --rekey multihop` brings the old ones back."""
+    decompose prompt recomputes the answer and the row, `python -m lab.cache --rekey multihop` brings the old ones
+    back."""
     import json
     item = json.loads(golden_path.read_text())[0]
     p = patterns.PATTERNS["parallel"]
@@ -82,7 +84,7 @@ def test_edited_pattern_rows_go_stale_and_are_recomputed(repo_copy, own_caches, 
 
 
 def test_keys_name_repository_paths_relative_and_remember_their_module():
-    inside = keyed("flare", "answer", {"corpus": str(cache.HERE / "corpus")})
+    inside = keyed("flare", "answer", {"corpus": str(cache.ROOT / "corpus")})
     assert inside == keyed("flare", "answer", {"corpus": "corpus"}) and inside.module == "flare"
     store_line = Cache._line(inside, 1)
     assert '"m": "flare"' in store_line and inside.rest in store_line
@@ -110,3 +112,56 @@ def test_moved_caches_open_in_another_folder_and_come_back(tmp_path):
             assert cache.Cache.shared("judge") is cache.Cache.shared("judge")   # loaded once per folder
         assert cache.Cache.shared("judge").path.parent == tmp_path / "a"
     assert cache.folder_of("judge") == cache.folder_of("rows") == home
+
+
+def write_tree(root, files):
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+@pytest.mark.parametrize("line", ["from lab.b import f", "import lab.b", "from lab import b"])
+def test_a_package_modules_code_is_in_the_key_of_a_top_level_module_importing_it(tmp_path, line):
+    root = write_tree(tmp_path, {"a.py": f"{line}\n", "lab/__init__.py": '"""The package."""\n',
+                                 "lab/b.py": "def f():\n    return 1\n", "lab/c.py": "X = 1\n"})
+    assert set(cache.modules(root)) == {"a", "lab.b", "lab.c"}
+    assert [name for name, _ in cache.code_modules("a", root)] == ["a", "lab.b"]
+    before = code_key("a", root)
+    write_tree(root, {"lab/c.py": "X = 2\n"})   # a module a does not import
+    code_key.cache_clear()
+    assert code_key("a", root) == before
+    write_tree(root, {"lab/b.py": "def f():\n    return 2\n"})
+    code_key.cache_clear()
+    assert code_key("a", root) != before and code_key("lab.b", root) != before
+
+
+def test_a_module_is_named_by_its_path_in_the_repository(tmp_path):
+    assert cache.module_name(cache.ROOT / "lab" / "cache.py", cache.ROOT) == "lab.cache"
+    assert cache.module_name(cache.ROOT / "app.py", cache.ROOT) == "app"
+    assert cache.module_name(tmp_path / "notebook.py", cache.ROOT) == "notebook"   # outside: its name
+
+
+def test_a_move_carries_the_entries_current_before_it_and_leaves_stale_ones_stale(tmp_path):
+    """carry(): a.py moved nowhere but now imports b from lab/, b.py moved into lab/. Entries current in the tree
+    before the move are current after it under the new names; a stale one stays stale; a row (harness) is left to
+    be re-scored."""
+    before = write_tree(tmp_path / "before", {"a.py": "import b\n", "b.py": "def f():\n    return 1\n",
+                                              "harness.py": "import a\n"})
+    after = write_tree(tmp_path / "after", {"a.py": "from lab import b\n", "lab/__init__.py": "",
+                                            "lab/b.py": "def f():\n    return 1\n", "harness.py": "import a\n"})
+    assert cache.renamed(before, after) == {"a": "a", "b": "lab.b", "harness": "harness"}
+    folder, rest = tmp_path / "cache", [Cache.key("input", i) for i in range(4)]
+    store = Cache("answers", folder)
+    for module, r in [("a", rest[0]), ("b", rest[1]), ("harness", rest[2])]:
+        store.put(cache.Key(Cache.key(code_key(module, before), r), module, r), {"v": r})
+    store.put(cache.Key(Cache.key("older code", rest[3]), "a", rest[3]), {"v": "stale"})
+    assert cache.stale(folder, root=after) == {"answers": {"a": [0, 2], "harness": [0, 1]}}   # b: not followed
+    assert cache.carry(folder, before, after) == {"answers": {"a": 1, "lab.b": 1}}
+    assert cache.stale(folder, root=after) == {"answers": {"a": [1, 1], "harness": [0, 1], "lab.b": [1, 0]}}
+    assert Cache("answers", folder).get(Cache.key(code_key("lab.b", after), rest[1])) == {"v": rest[1]}
+    assert cache.carry(folder, before, after) == {}   # carried once
+
+
+def test_checkout_writes_a_refs_python_files(tmp_path):
+    assert {"vector_index", "retrieve"} <= set(cache.modules(cache.checkout("HEAD", tmp_path)))

@@ -1,13 +1,12 @@
-"""links.py and retrieve.py's `chain` method: names, links, the chained ranking, its trace and its updates.
+"""lab/links.py and retrieve.py's `chain` method: names, links, the chained ranking, its trace and its updates.
 
 Runs on the fixture corpus with the real embedder and no language model (chain makes no model call)."""
 import json
 import sys
 
-import links
 import page
-import steps
 import retrieve
+from lab import links, steps
 from vector_index import build_index
 
 Q = "In which village was the designer of Ashford Bridge born?"
@@ -99,7 +98,7 @@ def test_the_page_shows_the_link_taken():
 
 
 def test_chain_eval_compares_the_variants(corpus, golden_path):
-    import chain_eval
+    from experiments import chain_eval
     items = retrieve.load_golden(golden_path)
     report = chain_eval.evaluate(items, [2], corpus, "titled")
     assert (set(report["recall"]) == set(chain_eval.VARIANTS)

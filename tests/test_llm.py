@@ -1,4 +1,4 @@
-"""Tests for llm.py and engine.py: the scripted model, the GGUF checks, the Ollama path over HTTP, the real engine.
+"""Tests for llm.py and lab/engine.py: the scripted model, the GGUF checks, the Ollama path over HTTP, the real engine.
 
     pytest tests/test_llm.py -m "not engine"   # offline logic, ~2 s
     pytest tests/test_llm.py                   # plus the real 1.5B engine, ~30-60 s on 2 cores
@@ -13,8 +13,8 @@ from pathlib import Path
 import ollama
 import pytest
 
-import engine
 import llm
+from lab import engine
 
 ROOT = Path(__file__).parent.parent
 ANSWER_SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}

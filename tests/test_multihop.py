@@ -11,13 +11,13 @@ import sys
 import numpy as np
 import pytest
 
-import checks
 import decompose as dc
 import llm
 import multihop as mh
 import retrieve
 import router
 import router_eval
+from grading import checks
 from conftest import NOT_STATED_REPLY, judge_defers
 
 Q = "In which village was the designer of Ashford Bridge born?"

@@ -1,14 +1,13 @@
-"""native.py: which llama.cpp build answers, and a `make native` build that fails or succeeds cleanly.
+"""lab/native.py: which llama.cpp build answers, and a `make native` build that fails or succeeds cleanly.
 
 The builds here are a SCRIPTED stand-in for pip (a small script that fails, or writes a fake wheel and
-install): compiling llama.cpp takes ~17 minutes, so the real build is measured by bench_llm.py, not here."""
+install): compiling llama.cpp takes ~17 minutes, so the real build is measured by experiments/bench_llm.py, not here."""
 import sys
 import textwrap
 
 import pytest
 
-import native
-
+from lab import native
 VERSION = native.pinned_version()
 
 

@@ -6,7 +6,7 @@ import pytest
 
 import llm
 import ordering_ab as ab
-import cache
+from lab import cache
 from retrieve import load_golden
 from conftest import NOT_STATED_REPLY, judge_defers
 

@@ -17,15 +17,15 @@ import types
 import pytest
 
 import benchmark
-import checks
+import citations
 import crag
 import flare
 import llm
 import self_rag as sr
-import citations
 import web_search
-from cache import moved
 from generate import IDK, JSON_SYSTEM
+from grading import checks
+from lab.cache import moved
 from retrieve import eval_items, load_golden
 from conftest import NOT_STATED_REPLY, judge_defers, judge_view
 
@@ -490,7 +490,7 @@ def test_eval_2_prints_the_common_table_and_pattern_figures(corpus, golden_path,
     with llm.use_model(llm.ScriptedModel([])) as m:
         rows, calls, failed = benchmark.run_patterns(specs, eval_items(golden_path, 2, corpus))
     assert calls == 0 and m.calls == [] and not failed and rows[script] == report["rows"][name]
-    # grade.py recomputes the script's own figures from its per_question with the module's summarize_stats
+    # grading/grade.py recomputes the script's own figures from its per_question with the module's summarize_stats
     course = checks.Golden(load_golden(golden_path))
     check = lambda d: checks.check_file({"path": "eval.json"}, json.dumps(d).encode(), course)["recomputed"]
     assert check(report) == []

@@ -30,7 +30,7 @@ import re
 import unicodedata
 from collections import defaultdict
 
-from cache import Cache, keyed
+from lab.cache import Cache, keyed
 
 CHAIN_SEEDS = 2             # hop-1 passages whose links are followed
 CHAIN_DEPTH = 30            # candidates taken from each retriever for hop 1
@@ -104,7 +104,7 @@ class Links:
 
     def __init__(self, texts, metas, cache=None):
         cache = cache if cache is not None else Cache("links")
-        keys = [keyed("links", "names", t) for t in texts]
+        keys = [keyed("lab.links", "names", t) for t in texts]
         new = {k: names(t) for k, t in zip(keys, texts) if k not in cache}
         cache.put_many(new.items())
         self.names = [new[k] if k in new else cache.get(k) for k in keys]

@@ -1,13 +1,13 @@
 """Week 6: which second hop helps? Link-following against an MDR-style second query, on a half of the golden file.
 
-    python chain_eval.py --split dev                  # the half the chain constants were chosen on
-    python chain_eval.py --split test --json results/chain_test.json
-    python chain_eval.py --corpus DIR --golden FILE   # any corpus (all its items unless --split)
+    python -m experiments.chain_eval --split dev   # the half the chain constants were chosen on
+    python -m experiments.chain_eval --split test --json results/chain_test.json
+    python -m experiments.chain_eval --corpus DIR --golden FILE   # any corpus (all its items unless --split)
 
 Expected output (~20 s once the corpus is indexed): one row per variant, supporting-doc recall@k on multi
 questions per source and on single questions. No model call anywhere. The variants:
 - `fused`: hop 1 alone (retrieve.py's default);
-- `chain` (shipped, links.py): one score over hop-1 and linked candidates, titles and shared names;
+- `chain` (shipped, lab/links.py): one score over hop-1 and linked candidates, titles and shared names;
 - `chain titles only` / `chain names only`: the same with NAME_BONUS / TITLE_BONUS set to 0;
 - `mdr`: the second query is the question plus a hop-1 passage (multi-hop dense retrieval's idea): dense
   with the sum of the two vectors, BM25 with the two texts, fused by RRF; each of the top CHAIN_SEEDS
@@ -20,8 +20,7 @@ from unittest.mock import patch
 
 import numpy as np
 
-import links
-import cache
+from lab import cache, links
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, RRF_K, doc_recall, eval_items, fuse, get_retriever
 from vector_index import CorpusError, embed
 

@@ -1,7 +1,7 @@
 """What the cache keys cost per question: every input in the key (issue 29), measured on the golden questions.
 
-    python bench_keys.py                          # corpus/ and golden.json (304 questions), ~10 s once indexed
-    python bench_keys.py --json results/bench_keys.json
+    python -m experiments.bench_keys   # corpus/ and golden.json (304 questions), ~10 s once indexed
+    python -m experiments.bench_keys --json results/bench_keys.json
 
 Expected output: the settings, then one row per step, in ms: the index fingerprint read once per process (from the
 chunks' metadata, when no build in the process left it) and again (in memory); per question, an answer key and a
@@ -19,7 +19,7 @@ from pathlib import Path
 import harness
 import llm
 import vector_index
-from cache import Cache, keyed, module_of, write_json
+from lab.cache import Cache, keyed, module_of, write_json
 from retrieve import CORPUS_DIR, GOLDEN, labels, load_golden
 from vector_index import DEFAULT_CHUNKER, CorpusError, build_index, fingerprint
 

@@ -2,7 +2,7 @@
 the hand-in's files within a budget of their recorded cost; each re-made in scratch caches, so every model call is
 made again, and compared with the file's row ("reproduced" / "differs", never an accusation).
 
-    python grade.py SUBMISSIONS --rerun 3 [--budget 120] [--seed 0]     # this module is grade.py's; no CLI of its own
+    python -m grading.grade SUBMISSIONS --rerun 3 [--budget 120] [--seed 0]   # grade.py's module; no CLI
 
 What is re-run: a retrieve.py report whole (retrieve.evaluate on its questions, to 1e-9, but for the rubric's
 retrieval_tolerance share of questions: an index built here is an approximate one); rows of benchmark.py, the
@@ -18,12 +18,12 @@ import time
 from pathlib import Path
 
 import harness
-from cache import moved, portable
-from checks import NUM, close, differences, row_changes, summary_bounds
 from generate import DEFAULT_STYLE
+from grading.checks import NUM, close, differences, row_changes, summary_bounds
+from lab.cache import moved, portable
 from retrieve import DEFAULT_CHUNKER
-from verify_citations import ROW_TIMING
 from vector_index import CorpusError
+from verify_citations import ROW_TIMING
 
 
 # ---- re-running with the reference code ----

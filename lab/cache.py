@@ -2,7 +2,7 @@
 extractions), the one rule that ties a cached value to the code that computed it (keyed), and the results
 files (write_json).
 
-    from cache import Cache, keyed
+    from lab.cache import Cache, keyed
     verdicts = Cache("judge")
     key = keyed("judge", "verdict", model, claim, source)   # judge.py's code (and its imports') + the inputs
     if key not in verdicts:
@@ -12,7 +12,7 @@ files (write_json).
 The rule: a value is keyed by code_key(module), a hash of the module that computes it and of every project
 module it imports, plus the inputs that decide it (model, settings, question). No hand-kept version numbers:
 an edit to a prompt or to code that runs makes the rows it touches stale; a docstring or comment does not.
-`python cache.py` lists what is stale per module; `python cache.py --rekey MODULE` re-keys one module's
+`python -m lab.cache` lists what is stale per module; `python -m lab.cache --rekey MODULE` re-keys one module's
 stale entries to its current code, for an edit that does not change results (a rename, a move), after
 checking that a replay gives the same figures.
 
@@ -33,9 +33,12 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from vector_index import index_dir
+ROOT = Path(__file__).parent.parent   # the repository: lab/ is one of its packages
 
-HERE = Path(__file__).parent
+
+def index_dir():
+    """Where the lab keeps what it builds and caches: .rag/ beside the code, or $RAG_INDEX_DIR."""
+    return Path(os.environ.get("RAG_INDEX_DIR") or ROOT / ".rag")
 
 
 _MOVED = {}   # cache name -> the folder it opens under inside a moved() block
@@ -44,7 +47,7 @@ _MOVED = {}   # cache name -> the folder it opens under inside a moved() block
 @contextlib.contextmanager
 def moved(names, folder):
     """In the block, the caches called `names` open under `folder` instead of .rag/cache: a re-run's scratch caches
-    (rerun.py), a test's. with moved(["judge", "rows"], tmp): ...  Blocks nest; each restores what it found."""
+    (grading/rerun.py), a test's. with moved(["judge", "rows"], tmp): ...  Blocks nest; each restores what it found."""
     saved = dict(_MOVED)
     _MOVED.update(dict.fromkeys(names, Path(folder)))
     try:
@@ -177,17 +180,36 @@ def keyed(module, *parts):
 
 @functools.lru_cache(maxsize=None)
 def _in_repo(module, root=None):
-    return (Path(root or HERE) / f"{module}.py").exists()
+    return module in modules(root)
+
+
+def modules(root=None):
+    """{module: path} of the project's code: the .py files at the top of `root` (the repository) and in its packages
+    (a folder with an __init__.py, whose own code is not followed). {'retrieve': .../retrieve.py,
+    'lab.cache': .../lab/cache.py, ...}"""
+    root = Path(root or ROOT)
+    found = {p.stem: p for p in root.glob("*.py")}
+    found.update((f"{p.parent.name}.{p.stem}", p) for p in root.glob("*/*.py")
+                 if p.name != "__init__.py" and (p.parent / "__init__.py").exists())
+    return found
+
+
+def module_name(path, root=None):
+    """The module a file of the repository is: lab/cache.py -> 'lab.cache', app.py -> 'app'; a file outside it: its
+    name, app.py -> 'app'."""
+    path, root = Path(path).resolve(), Path(root or ROOT).resolve()
+    return ".".join(path.relative_to(root).with_suffix("").parts) if path.is_relative_to(root) else path.stem
 
 
 def module_of(fn):
     """The project module whose code a function runs: functools.partial and functools.wraps unwrapped, a script run
-    as __main__ by its file name. module_of(functools.partial(flare.flare_answer, k=4)) -> 'flare'"""
+    as __main__ by its file (`python -m experiments.judge_eval` -> 'experiments.judge_eval').
+    module_of(functools.partial(flare.flare_answer, k=4)) -> 'flare'"""
     while isinstance(fn, functools.partial) or hasattr(fn, "__wrapped__"):
         fn = fn.func if isinstance(fn, functools.partial) else fn.__wrapped__
     name = fn.__module__
     if name == "__main__":
-        name = Path(sys.modules["__main__"].__file__).stem
+        name = module_name(sys.modules["__main__"].__file__)
     return name
 
 
@@ -201,7 +223,7 @@ def portable(value):
     if isinstance(value, str) and value.startswith("/"):
         if value.endswith(".gguf"):
             return Path(value).name
-        root = str(HERE.resolve())
+        root = str(ROOT.resolve())
         if value == root or value.startswith(root + "/"):
             return str(Path(value).relative_to(root))
     return value
@@ -216,14 +238,15 @@ def write_json(path, payload):
 
 
 def _imports(tree, known):
-    """The project modules an AST imports, anywhere in the file (a lazy import still runs that code)."""
+    """The project modules an AST imports, anywhere in the file (a lazy import still runs that code): `import
+    retrieve`, `from lab.cache import keyed`, `import lab.cache` and `from lab import cache` each name one."""
     out = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            out |= {a.name.split(".")[0] for a in node.names}
+            out |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            out.add(node.module.split(".")[0])
-    return out & known
+            out |= {node.module, *(f"{node.module}.{a.name}" for a in node.names)}
+    return out & set(known)
 
 
 def _code(tree):
@@ -244,10 +267,9 @@ SCORING = ("harness", "citations")  # they check and score answers, they do not 
 def code_modules(module, root=None):
     """The project modules code_key(module) hashes, with their syntax trees: module and what it imports,
     directly or through others (a SCORING module only when module is one)."""
-    root = Path(root or HERE)
-    known = {p.stem for p in root.glob("*.py")}
+    known = modules(root)
     if module not in known:
-        raise ValueError(f"{module!r} is not a module of {root}")
+        raise ValueError(f"{module!r} is not a module of {root or ROOT}")
     skip = set() if module in SCORING else set(SCORING)
     seen, todo, parts = set(), [module], []
     while todo:
@@ -255,7 +277,7 @@ def code_modules(module, root=None):
         if name in seen:
             continue
         seen.add(name)
-        tree = ast.parse((root / f"{name}.py").read_text(encoding="utf-8"))
+        tree = ast.parse(known[name].read_text(encoding="utf-8"))
         todo += sorted(_imports(tree, known) - seen - skip)
         parts.append((name, _code(tree)))
     return sorted(parts)
@@ -266,7 +288,8 @@ def code_key(module, root=None):
     """The one rule by which cached results follow the code: a hash of `module`'s source and of every project
     module it imports, directly or through others, each read as its syntax tree without docstrings, so a
     comment, a docstring or a re-wrapped line keeps the key and any change to code or prompt text changes it.
-    code_key("flare") -> '3f9a...' (16 hex). Modules are the .py files in `root` (the repository)."""
+    code_key("flare") -> '3f9a...' (16 hex). Modules are the .py files in `root` (the repository) and its
+    packages (modules())."""
     return Cache.key(code_modules(module, root))[:16]
 
 
@@ -293,6 +316,58 @@ def stale(folder=None, rekey=(), root=None):
     return out
 
 
+ROW_MODULES = ("harness", "injection")   # their rows' inputs hold an answer's key, which a move changes: carry()
+                                         # leaves them, a rerun re-scores them from the carried answers and verdicts
+
+
+def renamed(before, root=None):
+    """{module then: module now} for the modules of the tree `before` (an older checkout): the same name, else the
+    one module now of the same last name (judge_eval -> experiments.judge_eval); a module gone is left out."""
+    now, out = modules(root), {}
+    for old in modules(before):
+        last = old.rsplit(".", 1)[-1]
+        same = [old] if old in now else [m for m in now if m.rsplit(".", 1)[-1] == last]
+        if len(same) == 1:
+            out[old] = same[0]
+    return out
+
+
+def carry(folder=None, before=None, root=None):
+    """After a move (files moved to packages, import lines edited, no result changed): every entry that was current
+    in the tree `before` (an older checkout) is copied under its module's name and code now (renamed()), so it
+    stays current; an entry already stale there stays stale. -> {cache name: {module now: entries carried}}.
+    Not carried: ROW_MODULES' rows (a rerun re-scores them from the carried answers and verdicts)."""
+    names, out = renamed(before, root), {}
+    for path in sorted(Path(folder or index_dir() / "cache").glob("*.jsonl")):
+        store, carried = Cache(path.stem, path.parent), {}
+        for k, (module, rest) in store.meta.items():
+            new = names.get(module)
+            if new and module not in ROW_MODULES and k == Cache.key(code_key(module, before), rest):
+                key = Key(Cache.key(code_key(new, root), rest), new, rest)
+                if key not in store.meta:
+                    carried[key] = store.data[k]
+        store.put_many(carried.items())
+        for key in carried:
+            out.setdefault(path.stem, {}).setdefault(key.module, 0)
+            out[path.stem][key.module] += 1
+    return out
+
+
+def checkout(ref, into):
+    """The .py files of this repository's git `ref` (a commit, a branch), written under `into`: carry()'s tree
+    `before`."""
+    import subprocess
+    git = lambda *a: subprocess.run(["git", *a], cwd=ROOT, capture_output=True, check=True).stdout
+    try:
+        for name in git("ls-tree", "-r", "--name-only", ref).decode().splitlines():
+            if name.endswith(".py"):
+                (Path(into) / name).parent.mkdir(parents=True, exist_ok=True)
+                (Path(into) / name).write_bytes(git("show", f"{ref}:{name}"))
+    except subprocess.CalledProcessError as e:
+        sys.exit(f"cache: git {' '.join(e.cmd[1:3])} failed: {e.stderr.decode().strip()}")
+    return Path(into)
+
+
 def main(argv=None):
     import argparse
     ap = argparse.ArgumentParser(description="What in the cache is stale: per cache file and module, the entries "
@@ -302,13 +377,21 @@ def main(argv=None):
     ap.add_argument("--rekey", nargs="+", default=(), metavar="MODULE",
                     help="copy MODULE's stale entries under its current code's key: only for an edit that does not "
                          "change results (a rename, a move); replay a committed table afterwards to check")
+    ap.add_argument("--moved-from", metavar="REF",
+                    help="after files moved (no result changed): carry every entry that was current at git REF "
+                         "(e.g. main before the move) to its module's name and code now")
     args = ap.parse_args(argv)
-    known = {p.stem for p in HERE.glob("*.py")}
-    if bad := [m for m in args.rekey if m not in known]:
-        sys.exit(f"cache: {', '.join(bad)} is not a module of {HERE}")
+    if bad := [m for m in args.rekey if not _in_repo(m)]:
+        sys.exit(f"cache: {', '.join(bad)} is not a module of {ROOT}")
+    if args.moved_from:
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, counts in carry(args.folder, checkout(args.moved_from, tmp)).items():
+                for module, n in sorted(counts.items()):
+                    print(f"{name:20} {module:24} carried {n:6}  (current at {args.moved_from})")
     for name, counts in stale(args.folder, set(args.rekey)).items():
         for module, (fresh, old) in sorted(counts.items()):
-            print(f"{name:20} {module:18} current {fresh:6}  stale {old:6}"
+            print(f"{name:20} {module:24} current {fresh:6}  stale {old:6}"
                   + ("  (re-keyed)" if old and module in args.rekey else ""))
 
 

@@ -1,5 +1,5 @@
 """What a results file must be, per script: the checks handin.py prints before it bundles a file and grade.py
-grades with (grade.py adds the fingerprints and the re-runs).
+grades with (grade.py adds the fingerprints and the re-runs; all three in grading/).
 
     c = check_file({"path": "results/retrieval.json"}, raw_bytes, Golden(load_golden("golden.json")))
     c["script"], c["valid"], c["recomputed"]   # -> 'retrieve.py', [], [] (lists of problems)
@@ -22,18 +22,19 @@ import math
 from pathlib import Path
 
 import harness
-from answers import exact_match, f1, normalize_answer
 from citations import summarize
 from generate import DEFAULT_STYLE
-from figures import NUM, check_retrieval, check_router, close, differences, whole
+from grading.figures import NUM, check_retrieval, check_router, close, differences, whole
+from lab.answers import exact_match, f1, normalize_answer
 from retrieve import sample_golden
 from verify_citations import ROW_TIMING
 
-HERE = Path(__file__).parent
+ROOT = Path(__file__).parent.parent   # the repository (this file is in grading/)
 # file shapes -> the script that writes them and its command, for files that do not record their command.
 # Checked in order; a pattern script's file is the one with a key named like a script (flare.py: "flare").
 SHAPES = [({"recall", "n", "chunker", "depth"}, "retrieve.py", "python retrieve.py --eval --json {path}"),
-          ({"recall", "n", "split"}, "chain_eval.py", "python chain_eval.py --split {split} --json {path}"),
+          ({"recall", "n", "split"}, "experiments/chain_eval.py",
+           "python -m experiments.chain_eval --split {split} --json {path}"),
           ({"questions", "sentences", "cited_sentence_rate", "citation_recall"}, "verify_citations.py",
            "python verify_citations.py --limit {questions} --json {path}"),
           ({"styles"}, "verify_citations.py", "python verify_citations.py --styles {styles} --json {path}"),
@@ -58,18 +59,20 @@ def sha256(data):
 
 def infer_script(data, path="PATH"):
     """(script, command, how it is known) for a results file's JSON: its own recorded command (benchmark.py's
-    run.command), else its shape. {'recall':..,'n':..,'chunker':..,'depth':..} -> ('retrieve.py',
-    'python retrieve.py --eval --json PATH', 'inferred')"""
+    run.command; `python -m experiments.NAME` is experiments/NAME.py), else its shape.
+    {'recall':..,'n':..,'chunker':..,'depth':..} -> ('retrieve.py', 'python retrieve.py --eval --json PATH',
+    'inferred')"""
     if not isinstance(data, dict):
         return "unknown", None, "inferred"
     command = data["run"].get("command") if isinstance(data.get("run"), dict) else None
-    if isinstance(command, str) and len(command.split()) > 1:
-        return Path(command.split()[1]).name, command, "file"
+    if isinstance(command, str) and len(words := command.split()) > 1:
+        script = words[2].replace(".", "/") + ".py" if words[1] == "-m" and len(words) > 2 else Path(words[1]).name
+        return script, command, "file"
     rows = data.get("rows") if isinstance(data.get("rows"), dict) else {}
     fill = {"path": path, "split": data.get("split"), "questions": data.get("questions"),
             "styles": ",".join(data["styles"]) if isinstance(data.get("styles"), dict) else "",
             "n": len(next(iter(rows.values()), []))}
-    own = [k for k in data if k not in PATTERN_FILE and (HERE / f"{k}.py").exists()] * (PATTERN_FILE <= set(data))
+    own = [k for k in data if k not in PATTERN_FILE and (ROOT / f"{k}.py").exists()] * (PATTERN_FILE <= set(data))
     for keys, script, template in [(set(), f"{k}.py", f"python {k}.py --eval {{n}} --json {{path}}")
                                    for k in own] + SHAPES:
         if keys <= set(data):

@@ -3,9 +3,9 @@
 This is the only script that reads ../shared/data; everything else reads its output, which is
 committed. Run it again only to regenerate that output:
 
-    python convert_data.py                    # reads ../shared/data, writes corpus/ + golden.json
-    python convert_data.py --data DIR --out . # other locations
-    python convert_data.py --split test --out .rag/test_half   # the test half's questions over their own paragraphs
+    python -m experiments.convert_data   # reads ../shared/data, writes corpus/ + golden.json
+    python -m experiments.convert_data --data DIR --out .   # other locations
+    python -m experiments.convert_data --split test --out .rag/test_half   # the test half over its own paragraphs
 
 Expected output (about 2 s):
     corpus: 2884 documents (994 hotpotqa, 1890 musique)
@@ -27,10 +27,10 @@ import re
 import sys
 from pathlib import Path
 
-from links import split_of
+from lab.links import split_of
 
-HERE = Path(__file__).parent
-DEFAULT_DATA = HERE.parent / "shared" / "data"
+ROOT = Path(__file__).parent.parent   # the repository (this file is in experiments/)
+DEFAULT_DATA = ROOT.parent / "shared" / "data"
 HOP_REF = re.compile(r"#\d")
 
 
@@ -102,7 +102,7 @@ def write_output(docs, golden, out):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="folder with hotpotqa/ and musique/")
-    ap.add_argument("--out", type=Path, default=HERE, help="where corpus/ and golden.json go")
+    ap.add_argument("--out", type=Path, default=ROOT, help="where corpus/ and golden.json go")
     ap.add_argument("--split", choices=("dev", "test"), help="only that half's multi questions (and the single "
                     "questions drawn from them) over only their own paragraphs: a second, smaller corpus")
     args = ap.parse_args()

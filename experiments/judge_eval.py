@@ -1,14 +1,14 @@
 """Week 5, the judge on trial: every judge design on the labelled pairs, one table, confusion counts.
 
-    python judge_eval.py                         # test split (pairs/judge_test.jsonl), every design
-    python judge_eval.py --split dev             # the split the designs and threshold are chosen on
-    python judge_eval.py --limit 10 --designs verdict,answer --json results/judge_eval_test.json
+    python -m experiments.judge_eval               # test split (pairs/judge_test.jsonl), every design
+    python -m experiments.judge_eval --split dev   # the split the designs and threshold are chosen on
+    python -m experiments.judge_eval --limit 10 --designs verdict,answer --json results/judge_eval_test.json
 
 Expected output: the settings, a progress bar per model step, then one row per design: accuracy on
 support / unrelated / hard pairs, the confusion counts (TP FN on support, TN FP on the rest), model calls
 and judge seconds per pair. ~30 min for the 180 test pairs the first time on the embedded engine (two
 cores), seconds on a rerun: every reply is cached by judge.py. `--split dev` also prints the yes-probability
-threshold sweep. The pairs come from `python judge_pairs.py` (committed in pairs/).
+threshold sweep. The pairs come from `python -m experiments.judge_pairs` (committed in pairs/).
 
 Designs (DESIGNS; judge.supports() runs judge.JUDGE_DESIGN):
 - `verdict`: the old prompt, a schema-constrained YES/NO with worked examples;
@@ -31,15 +31,14 @@ import json
 import sys
 from pathlib import Path
 
-import answers
 import context_checks
-from cache import Cache, code_key
-import llm
 import judge
-from judge_pairs import KINDS, OUT_DIR, load
+import llm
+from experiments.judge_pairs import KINDS, OUT_DIR, load
+from lab import answers
+from lab.cache import Cache, code_key
 from vector_index import CorpusError
 
-HERE = Path(__file__).parent
 THRESHOLDS = [round(0.05 * i, 2) for i in range(1, 20)]
 DESIGNS = ("answer_chain", "answer_check", "in_context", "in_context_among", "verdict", "yes_prob", "answer",
            "answer_choice", "verdict_and_answer", "verdict_and_answer_choice", "answer_contrast")
@@ -186,7 +185,7 @@ def main():
     ap = argparse.ArgumentParser(description="Every judge design on the labelled pairs: accuracy per kind, "
                                              "confusion counts, cost.")
     ap.add_argument("--split", choices=("dev", "test"), default="test", help="which pairs file (pairs/judge_*.jsonl)")
-    ap.add_argument("--pairs", type=Path, help="another pairs file (JSON lines from judge_pairs.py)")
+    ap.add_argument("--pairs", type=Path, help="another pairs file (JSON lines from experiments/judge_pairs.py)")
     ap.add_argument("--designs", default=",".join(DESIGNS), help="comma-separated, from: " + ", ".join(DESIGNS))
     ap.add_argument("--limit", type=int, default=0, help="pairs per kind (0: all)")
     ap.add_argument("--json", type=Path, help="write the table and every pair's verdicts here")
@@ -196,7 +195,7 @@ def main():
         sys.exit(f"judge_eval: unknown design {', '.join(bad)}: choose from {', '.join(DESIGNS)}")
     path = args.pairs or OUT_DIR / f"judge_{args.split}.jsonl"
     if not path.exists():
-        sys.exit(f"judge_eval: no pairs file {path}: run `python judge_pairs.py` first")
+        sys.exit(f"judge_eval: no pairs file {path}: run `python -m experiments.judge_pairs` first")
     pairs = load(path)
     if args.limit > 0:
         pairs = [p for k in KINDS for p in [q for q in pairs if q["kind"] == k][:args.limit]]

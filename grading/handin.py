@@ -1,8 +1,8 @@
 """Hand in: your results files in one archive, with a manifest that says what made them (grade.py grades it).
 
-    python handin.py                          # the results files rubric.json's weeks expect -> handin-<you>.tar.gz
-    python handin.py results/retrieval.json results/citations_json_30.json --out me.zip
-    python handin.py --student ada --corpus DIR --golden FILE   # scripts run on another corpus / golden file
+    python -m grading.handin   # the results files rubric.json's weeks expect -> handin-<you>.tar.gz
+    python -m grading.handin results/retrieval.json results/citations_json_30.json --out me.zip
+    python -m grading.handin --student ada --corpus DIR --golden FILE   # scripts run on another corpus / golden file
 
 Expected output (~3 s, no model loaded): one line per file (the script that wrote it, whether the file says so or
 its shape does, its sha256, and "checks: ok" or the first problem grade.py will find without re-running:
@@ -33,13 +33,13 @@ from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
-from cache import portable
-from checks import NUM, Golden, check_file, infer_script, sha256
+from grading.checks import NUM, Golden, check_file, infer_script, sha256
+from lab.cache import portable
 from retrieve import CORPUS_DIR, GOLDEN, load_golden
 from vector_index import CorpusError
 
-HERE = Path(__file__).parent
-RUBRIC = HERE / "rubric.json"
+ROOT = Path(__file__).parent.parent   # the repository (this file is in grading/)
+RUBRIC = ROOT / "rubric.json"
 MAX_MB = 50
 ARCHIVE = re.compile(r"handin-.*\.(tar\.gz|zip)$")   # our own output: never counted as a change to the tree
 OPS = {">=": lambda a, b: a >= b, ">": lambda a, b: a > b, "<=": lambda a, b: a <= b, "<": lambda a, b: a < b}
@@ -63,7 +63,7 @@ def golden_fingerprint(path):
 
 def model_info():
     """llm.engine_info() (portable paths) plus the GGUF's sha256 (None for an Ollama model or a scripted one)."""
-    import engine
+    from lab import engine
     import llm
     gguf, sha = llm.engine_info()["gguf"], None
     if gguf and Path(gguf) == engine.gguf_path():
@@ -76,7 +76,7 @@ def model_info():
 def packages():
     """{package: installed version or None} for every package requirements.txt pins, with the pin."""
     out = {}
-    for line in (HERE / "requirements.txt").read_text(encoding="utf-8").splitlines():
+    for line in (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines():
         if m := re.match(r"\s*([A-Za-z0-9_.\-]+)==(\S+)", line):
             try:
                 have = metadata.version(m.group(1))
@@ -89,7 +89,7 @@ def packages():
 def git_state():
     """{"commit", "dirty", "changed": [paths that differ from the commit, handin archives left out]}."""
     def git(*args):
-        return subprocess.run(["git", *args], cwd=HERE, capture_output=True, text=True, timeout=30).stdout
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=30).stdout
     try:
         commit = git("rev-parse", "HEAD").strip() or None
         changed = [line[3:] for line in git("status", "--porcelain").splitlines() if not ARCHIVE.search(line)]
@@ -101,7 +101,7 @@ def git_state():
 def describe(path):
     """One file's manifest entry and its bytes (None when missing or too large)."""
     path = Path(path)
-    shown = str(path.resolve().relative_to(HERE.resolve())) if path.resolve().is_relative_to(HERE.resolve()) \
+    shown = str(path.resolve().relative_to(ROOT.resolve())) if path.resolve().is_relative_to(ROOT.resolve()) \
         else path.name
     entry = {"path": shown, "archived_as": f"files/{shown}"}
     if not path.is_file() or path.stat().st_size > MAX_MB * 2**20:
@@ -234,7 +234,7 @@ def fingerprints(manifest, raw, course):
 def default_files(rubric=RUBRIC):
     """The results files rubric.json's weeks expect, as the weeks' commands write them: [(path, command)]."""
     weeks = json.loads(Path(rubric).read_text(encoding="utf-8"))["weeks"]
-    return [(HERE / w["file"], w.get("command")) for w in weeks]
+    return [(ROOT / w["file"], w.get("command")) for w in weeks]
 
 
 def rubric_problems(r):
@@ -315,7 +315,7 @@ def main(argv=None):
           f"{manifest['corpus']['files']} files {manifest['corpus']['sha256'][:12]}; golden "
           f"{manifest['golden']['sha256'][:12]}; git {(manifest['git']['commit'] or '-')[:10]}"
           + (" (changed files)" if manifest["git"]["dirty"] else ""))
-    print(f"wrote {write_archive(args.out or HERE / f'handin-{student}.tar.gz', manifest, blobs)}")
+    print(f"wrote {write_archive(args.out or ROOT / f'handin-{student}.tar.gz', manifest, blobs)}")
 
 
 if __name__ == "__main__":

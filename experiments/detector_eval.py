@@ -1,7 +1,7 @@
 """Week 8 (reliability): fit the injection detector (injection_detector.py) and measure it, leave one family out.
 
-    python detector_eval.py --lofo --json results/injection_detector.json   # leave-one-family-out figures
-    python detector_eval.py --fit             # fit on every family; writes models/injection_detector.json
+    python -m experiments.detector_eval --lofo --json results/injection_detector.json   # leave-one-family-out figures
+    python -m experiments.detector_eval --fit   # fit on every family; writes models/injection_detector.json
 
 Expected output: one row per attack family (its injected documents flagged by a detector fitted without that
 family), then the false quarantine on corpus/: on a held-out quarter for the shipped detector, on all 2,884
@@ -16,12 +16,12 @@ from pathlib import Path
 
 import numpy as np
 
-import cache
 from injection_detector import (ASK_SHARE, CUES, FALSE_QUARANTINE, FIXTURE, GRAY_SHARE, HERE, MODEL_PATH,
                                 NOT_INSTRUCTIONS, SAME_DOMAIN_WEIGHT, SEED, Detector, english_share, features,
                                 sentences_of)
+from lab import cache
 from retrieve import CORPUS_DIR, load_golden
-from vector_index import index_dir, load_documents
+from vector_index import load_documents
 
 
 def fixture_docs(fixture=FIXTURE):
@@ -40,7 +40,7 @@ def fixture_docs(fixture=FIXTURE):
 def pushing(sentences, X, target):
     """(sentences, features) of an injected document's sentences that name the target: the instruction itself,
     not the topical sentences beside it, which read like any true document (all of them when none names it)."""
-    from answers import normalize_answer
+    from lab.answers import normalize_answer
     t = f" {normalize_answer(target)} "
     keep = [i for i, s in enumerate(sentences) if t in f" {normalize_answer(s)} "] or list(range(len(sentences)))
     return [sentences[i] for i in keep], X[keep]
@@ -58,7 +58,7 @@ def corpus_split(corpus=CORPUS_DIR):
 def embedded(texts, name):
     """[(sentences, features)] per text, the corpus ones cached in .rag/ by content hash."""
     key = cache.keyed("injection_detector", "features", texts, list(CUES.values()))[:16]   # the code that makes them
-    path = index_dir() / f"detector_{name}_{key}.npz"
+    path = cache.index_dir() / f"detector_{name}_{key}.npz"
     sents = [sentences_of(t) for t in texts]
     if path.exists():
         X = np.load(path)["X"]

@@ -1,8 +1,8 @@
 """Does a relevance score tell right answers from wrong ones? ROC AUC of each measure on answers the lab's
 patterns actually gave to golden.json questions.
 
-    python relevance_eval.py                     # answers from results/cache/rows.jsonl, every measure
-    python relevance_eval.py --rows .rag/cache/rows.jsonl --json results/relevance_auc.json
+    python -m experiments.relevance_eval   # answers from results/cache/rows.jsonl, every measure
+    python -m experiments.relevance_eval --rows .rag/cache/rows.jsonl --json results/relevance_auc.json
 
 Expected output (~1 min on the embedded engine when the LLM scores are cached, ~10 min when not): the
 settings, then one row per measure: n right, n wrong, ROC AUC (0.5 = no better than chance) with a
@@ -14,7 +14,7 @@ Measures:
   dropped from judge.py and ordering_ab.py because it does not discriminate);
 - `embed_cosine`: cosine between the question's and the answer's embeddings (vector_index.embed);
 - `source_agrees`: judge.supports() of 'The answer to "q" is a.' against the answer's own retrieved
-  sources is not measured here: those rows do not keep their sources (see judge_eval.py for the judge).
+  sources is not measured here: those rows do not keep their sources (see experiments/judge_eval.py for the judge).
 """
 import argparse
 import json
@@ -30,8 +30,8 @@ from judge import _cached
 from retrieve import GOLDEN, load_golden
 from vector_index import CorpusError, embed
 
-HERE = Path(__file__).parent
-ROWS = HERE / "results" / "cache" / "rows.jsonl"
+ROOT = Path(__file__).parent.parent   # the repository (this file is in experiments/)
+ROWS = ROOT / "results" / "cache" / "rows.jsonl"
 RIGHT_F1, WRONG_F1 = 0.5, 0.0
 BOOTSTRAP = 2000
 MEASURES = ("llm_1to5", "embed_cosine")

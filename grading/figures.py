@@ -2,13 +2,13 @@
 per-question rows, and router_eval.py's routing and mode figures, recomputed from its per-question decisions and
 rows; and the comparison of nested figures every check uses (differences, close, whole). checks.py calls these.
 
-    from figures import differences
+    from grading.figures import differences
     differences({"a": {"b": 0.5}}, {"a": {"b": 0.25}}, "")   # -> ['a.b: 0.5 in the file, 0.25 recomputed']
 
 A file written before its script wrote rows gets consistency checks only (retrieve.py) or none (router_eval.py).
 """
-import links
-from answers import exact_match, f1
+from lab import links
+from lab.answers import exact_match, f1
 from retrieve import recall_table
 
 NUM = (int, float)

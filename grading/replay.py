@@ -1,8 +1,8 @@
 """Replay a committed result from the cache with the model refused, and compare it field by field.
 
-    python replay.py results/citations_json_30.json verify_citations.py --limit 30 --styles json
-    python replay.py results/benchmark.json benchmark.py
-    python replay.py results/router_eval.json router_eval.py --limit 50 --router-limit 60
+    python -m grading.replay results/citations_json_30.json verify_citations.py --limit 30 --styles json
+    python -m grading.replay results/benchmark.json benchmark.py
+    python -m grading.replay results/router_eval.json router_eval.py --limit 50 --router-limit 60
 
 Runs the script in this process with every model call refused (llm.ScriptedModel that raises, named as the real
 model so that the cache keys are the real ones), with `--json` pointed at a scratch file, then compares that file
@@ -12,7 +12,7 @@ with the committed one. Expected output: the script's own output, then
 Timings (any key naming seconds or ms), engine labels, dates, machines, commands and chart file names are not
 compared: they describe the run, not its figures. Exit status: 0 when no call was refused and no compared field
 differs, else 1.
-After an edit that moves cache keys (`python cache.py --rekey MODULE`, a new input in a key), this is how one
+After an edit that moves cache keys (`python -m lab.cache --rekey MODULE`, a new input in a key), this is how one
 checks that the committed figures still come from the cache: a miss shows as a refused call.
 Not handled: results written without --json (ordering_ab's plots), scripts that take no --json.
 """
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import llm
 
-HERE = Path(__file__).parent
+ROOT = Path(__file__).parent.parent   # the repository (this file is in grading/)
 # keys that describe the run, not its figures
 SKIP = re.compile(r"seconds|(^|_)ms(_|$)|wall|^(engine|host|gguf|build|charts|png|date|machine|command)$")
 
@@ -64,7 +64,7 @@ def run(script, args, out):
     saved, sys.argv = sys.argv, [script, *args, "--json", str(out)]
     try:
         with llm.use_model(model):
-            runpy.run_path(str(HERE / script), run_name="__main__")
+            runpy.run_path(str(ROOT / script), run_name="__main__")
     except SystemExit as e:
         status = e.code if isinstance(e.code, int) else (1 if e.code else 0)
         if e.code and not isinstance(e.code, int):
@@ -94,8 +94,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if not args.committed.is_file():
         sys.exit(f"replay: {args.committed} is not a file")
-    if not (HERE / args.script).is_file():
-        sys.exit(f"replay: {args.script} is not a script of {HERE}")
+    if not (ROOT / args.script).is_file():
+        sys.exit(f"replay: {args.script} is not a script of {ROOT}")
     status, refused, n, diffs = replay(args.committed, args.script, args.args)
     print(f"## {' '.join([args.script, *args.args])} vs {args.committed}: exit {status}; model calls refused: "
           f"{refused}; {n} fields compared, {len(diffs)} differ")

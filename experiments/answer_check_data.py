@@ -1,9 +1,9 @@
 """Unanswerable questions for the answer check: golden-shaped items whose supporting documents, and every
 document that names the answer, are left out of the corpus they run on.
 
-    python answer_check_data.py                 # writes pairs/unanswerable.json and corpus_unanswerable/
+    python -m experiments.answer_check_data   # writes pairs/unanswerable.json and corpus_unanswerable/
     python vector_index.py --corpus corpus_unanswerable
-    python answer_check_eval.py                 # counts how many of them are shown "verified"
+    python -m experiments.answer_check_eval   # counts how many of them are shown "verified"
 
 Expected output (~5 s, no model call): how many items were picked per split and type, how many documents were
 left out, and the two paths written. Reproducible: the items are golden.json's, picked in the order of a hash of
@@ -19,14 +19,14 @@ import shutil
 import sys
 from pathlib import Path
 
-from answers import named_in, normalize_answer
-from links import split_of
+from lab.answers import named_in, normalize_answer
+from lab.links import split_of
 from retrieve import CORPUS_DIR, GOLDEN
 from vector_index import load_documents
 
-HERE = Path(__file__).parent
-OUT = HERE / "pairs" / "unanswerable.json"
-CORPUS_OUT = HERE / "corpus_unanswerable"
+ROOT = Path(__file__).parent.parent   # the repository (this file is in experiments/)
+OUT = ROOT / "pairs" / "unanswerable.json"
+CORPUS_OUT = ROOT / "corpus_unanswerable"
 PER_SPLIT = 30        # items per dev/test half
 MAX_NAMING = 12       # an answer named in more documents than this is not used
 

@@ -1,8 +1,8 @@
 """Week 3 (speed): llama.cpp compiled for this CPU, beside the prebuilt wheel, and which one answers.
 
-    python native.py --build    # `make native`: compile the pinned xllamacpp for this CPU (once, offline)
-    python native.py --status   # which build the embedded engine uses, and the CPU's instruction sets
-    python native.py --hint     # one line when this CPU has instructions the prebuilt wheel lacks
+    python -m lab.native --build    # `make native`: compile the pinned xllamacpp for this CPU (once, offline)
+    python -m lab.native --status   # which build the embedded engine uses, and the CPU's instruction sets
+    python -m lab.native --hint     # one line when this CPU has instructions the prebuilt wheel lacks
 
 The prebuilt xllamacpp wheel is compiled for AVX2. On a CPU with AVX-512 (VNNI, BF16) a build from the
 pinned sdist with GGML_NATIVE (its default) reads prompts faster. `--build`:
@@ -27,8 +27,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-HERE = Path(__file__).parent
-NATIVE_DIR = HERE / ".venv" / "native"
+ROOT = Path(__file__).parent.parent   # the repository
+NATIVE_DIR = ROOT / ".venv" / "native"
 CMAKE_ARGS = "-DLLAMA_BUILD_BORINGSSL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_LLGUIDANCE=OFF"  # no network at build time
 BUILD_MINUTES = 20        # 17-21 min measured here on 2 cores
 BUILDS = ("auto", "native", "wheel")
@@ -38,7 +38,7 @@ class BuildError(RuntimeError):
     pass
 
 
-def pinned_version(requirements=HERE / "requirements.txt"):
+def pinned_version(requirements=ROOT / "requirements.txt"):
     """The xllamacpp version requirements.txt pins: '2026.10.11549'."""
     m = re.search(r"^xllamacpp==([\w.]+)", Path(requirements).read_text(), re.M)
     if not m:
@@ -130,8 +130,8 @@ def _last_line(run):
 
 def system_info(build_name):
     """llama.cpp's system info line of one build, read in a child process (imports stay clean here)."""
-    code = "import native, sys; native.activate(); import xllamacpp; print(xllamacpp.get_system_info())"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=HERE,
+    code = "import sys; from lab import native; native.activate(); import xllamacpp; print(xllamacpp.get_system_info())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                          env={**os.environ, "RAG_ENGINE_BUILD": build_name})
     return out.stdout.strip() or _last_line(out)
 

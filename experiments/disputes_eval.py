@@ -1,7 +1,7 @@
 """Week 8 (reliability): how often disputes.py marks an answer disputed, on attacks and on clean questions.
 
-    python disputes_eval.py --injection misinformation --json results/disputes_misinformation.json
-    python disputes_eval.py --golden 30 --json results/disputes_golden.json   # false disputes on clean questions
+    python -m experiments.disputes_eval --injection misinformation --json results/disputes_misinformation.json
+    python -m experiments.disputes_eval --golden 30 --json results/disputes_golden.json   # false disputes
 
 Expected output: one line per set with the disputed rate, the calls and seconds disputes.check() added, then
 each disputed question with its groups of answers and their sources. --injection reads the answers injection.py
@@ -12,11 +12,11 @@ import argparse
 import sys
 from pathlib import Path
 
-import cache
 import harness
 import injection
 import llm
 from disputes import check, suspects
+from lab import cache
 from retrieve import GOLDEN, eval_items
 from vector_index import build_index
 

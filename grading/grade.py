@@ -1,9 +1,9 @@
 """Grade hand-ins: is each file the one its script writes, run on the course's corpus, golden set and model; do its
 totals come from its own rows; do sampled rows come out the same when re-run; does it clear the week's bar?
 
-    python grade.py SUBMISSIONS            # a folder: one handin.py archive (.tar.gz, .zip) or folder per student
-    python grade.py SUBMISSIONS --rerun 3 --json grades.json
-    python grade.py SUBMISSIONS --rubric my_rubric.json --corpus DIR --golden FILE --out DIR
+    python -m grading.grade SUBMISSIONS   # a folder: one handin.py archive (.tar.gz, .zip) or folder per student
+    python -m grading.grade SUBMISSIONS --rerun 3 --json grades.json
+    python -m grading.grade SUBMISSIONS --rubric my_rubric.json --corpus DIR --golden FILE --out DIR
 
 Expected output: the course's fingerprints, one line per student (score / max, then a line for every item that
 lost points), then the class table; it writes OUT/<student>/results.json (Gradescope: tests with name, score,
@@ -30,9 +30,9 @@ import tempfile
 import traceback
 from pathlib import Path
 
-import handin
-from checks import check_file
-from rerun import Reruns, rerun_test
+from grading import handin
+from grading.checks import check_file
+from grading.rerun import Reruns, rerun_test
 from retrieve import CORPUS_DIR, GOLDEN
 from vector_index import CorpusError
 
@@ -126,7 +126,7 @@ def write_outputs(out, results, rubric):
 
 
 def main(argv=None):
-    import engine
+    from lab import engine
     ap = argparse.ArgumentParser(description="Grade a folder of hand-ins (handin.py archives or folders).")
     ap.add_argument("submissions", type=Path, help="a folder: one .tar.gz, .zip or folder per student")
     ap.add_argument("--rubric", type=Path, default=handin.RUBRIC, help="weeks, items and points (rubric.json)")

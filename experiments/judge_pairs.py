@@ -1,9 +1,9 @@
 """Labelled judge pairs: (claim, source, label) built reproducibly from golden.json and corpus/, split
-dev/test by question, written to pairs/judge_{dev,test}.jsonl for `judge_eval.py`.
+dev/test by question, written to pairs/judge_{dev,test}.jsonl for `experiments/judge_eval.py`.
 
-    python judge_pairs.py                       # writes pairs/judge_dev.jsonl and pairs/judge_test.jsonl
-    python judge_pairs.py --golden FILE --corpus DIR --out DIR --dev 40 --test 60
-    python judge_pairs.py --two-passage         # pairs/judge2_{dev,test}.jsonl: sources of two passages
+    python -m experiments.judge_pairs   # writes pairs/judge_dev.jsonl and pairs/judge_test.jsonl
+    python -m experiments.judge_pairs --golden FILE --corpus DIR --out DIR --dev 40 --test 60
+    python -m experiments.judge_pairs --two-passage   # pairs/judge2_{dev,test}.jsonl: sources of two passages
 
 Expected output (~5 s, no model call): candidates per kind and subtype, then pairs written per split.
 
@@ -29,13 +29,13 @@ import random
 import re
 from pathlib import Path
 
-from answers import COMMON, NAME, normalize_answer
 from bm25_baseline import doc_index, search
+from lab.answers import COMMON, NAME, normalize_answer
 from retrieve import CORPUS_DIR, GOLDEN, load_golden
 from vector_index import CorpusError
 
-HERE = Path(__file__).parent
-OUT_DIR = HERE / "pairs"
+ROOT = Path(__file__).parent.parent   # the repository (this file is in experiments/)
+OUT_DIR = ROOT / "pairs"
 KINDS = ("support", "unrelated", "hard")
 TEST_SHARE = 0.6          # of the questions; the rest is dev
 DEV_PER_KIND, TEST_PER_KIND = 90, 60   # dev: every pair the dev questions give (was 40: too few to resolve 1-in-40)

@@ -1,8 +1,8 @@
 """Week 3 (speed): seconds per verified answer, this code against another version of it, in one alternating run.
 
-    python bench_answer.py --ref 2b1f0c3 --limit 20     # a git ref (e.g. before a change) against the working tree
-    python bench_answer.py --limit 20                   # the working tree alone
-    RAG_ENGINE_BUILD=wheel python bench_answer.py --ref 2b1f0c3 --limit 20
+    python -m experiments.bench_answer --ref 2b1f0c3 --limit 20   # a git ref (e.g. before a change) against this tree
+    python -m experiments.bench_answer --limit 20                 # this tree alone
+    RAG_ENGINE_BUILD=wheel python -m experiments.bench_answer --ref 2b1f0c3 --limit 20
 
 What is timed, per golden question (verify_citations.py's items: retrieve.eval_items, half single, half multi): the
 verified answer as the page and verify_citations make it: generate() (retrieval and the cited answer), then
@@ -26,11 +26,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-import cache
+from lab import cache
 from retrieve import CORPUS_DIR, GOLDEN, eval_items
-from vector_index import CorpusError, index_dir
+from vector_index import CorpusError
 
-HERE = Path(__file__).parent
+ROOT = Path(__file__).parent.parent   # the repository (this file is in experiments/)
 WARMUP = "Where was the designer of the Eiffel Tower born?"
 WORKER = r"""
 import json, sys, time
@@ -59,8 +59,8 @@ class Worker:
 
     def __init__(self, name, tree, store):
         self.name, self.store = name, store
-        shutil.copytree(index_dir() / "chroma", store / "chroma")
-        for lock in index_dir().glob("*.lock"):
+        shutil.copytree(cache.index_dir() / "chroma", store / "chroma")
+        for lock in cache.index_dir().glob("*.lock"):
             shutil.copy(lock, store / lock.name)
         env = {**os.environ, "RAG_INDEX_DIR": str(store), "PYTHONPATH": str(tree), "TQDM_DISABLE": "1"}
         self.proc = subprocess.Popen([sys.executable, "-c", WORKER], cwd=tree, env=env, stdin=subprocess.PIPE,
@@ -82,11 +82,11 @@ class Worker:
 def tree_of(ref, where):
     """A checkout of `ref` (git worktree, detached) at where/<ref>."""
     path = where / "tree"
-    run = subprocess.run(["git", "worktree", "add", "--detach", str(path), ref], cwd=HERE, capture_output=True,
+    run = subprocess.run(["git", "worktree", "add", "--detach", str(path), ref], cwd=ROOT, capture_output=True,
                          text=True)
     if run.returncode:
         raise SystemExit(f"bench_answer: git worktree add {ref} failed: {run.stderr.strip()}")
-    (path / ".venv").symlink_to(HERE / ".venv")   # the same llama.cpp builds (native.py looks beside the code)
+    (path / ".venv").symlink_to(ROOT / ".venv")   # the same llama.cpp builds (lab/native.py looks beside the code)
     return path
 
 
@@ -120,9 +120,9 @@ def main():
     from tqdm import tqdm
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        versions = {"this": HERE}
+        versions = {"this": ROOT}
         if args.ref:
-            versions = {args.ref: tree_of(args.ref, tmp), "this": HERE}
+            versions = {args.ref: tree_of(args.ref, tmp), "this": ROOT}
         workers = {}
         try:
             for i, (name, tree) in enumerate(versions.items()):
@@ -139,7 +139,7 @@ def main():
             for w in workers.values():
                 w.close()
             if args.ref:
-                subprocess.run(["git", "worktree", "remove", "--force", str(versions[args.ref])], cwd=HERE,
+                subprocess.run(["git", "worktree", "remove", "--force", str(versions[args.ref])], cwd=ROOT,
                                capture_output=True)
     figures = {name: summary(rs) for name, rs in rows.items()}
     out = {"engine": info, "threads": os.environ.get("RAG_THREADS", "all cores"), "limit": args.limit,

@@ -1,8 +1,8 @@
 """Model speed, measured: tokens/s against llama.cpp's own, what the prompt cache saves, and whether answers repeat.
 
-    python bench_llm.py                 # writes results/bench_llm.json; both builds once `make native` made one
-    python bench_llm.py --repeats 5 --rounds 3
-    python bench_llm.py --builds wheel  # one build only
+    python -m experiments.bench_llm   # writes results/bench_llm.json; both builds once `make native` made one
+    python -m experiments.bench_llm --repeats 5 --rounds 3
+    python -m experiments.bench_llm --builds wheel   # one build only
 
 Expected output (~2 minutes per run on the embedded engine, 2 cores; 4 runs per build by default): one table, e.g.
     generation tokens/s                                  17.9      19.0
@@ -35,12 +35,11 @@ import tempfile
 import time
 from pathlib import Path
 
-import cache
 import llm
-import native
 from generate import generate
+from lab import cache, native
 
-HERE = Path(__file__).parent
+ROOT = Path(__file__).parent.parent   # the repository (this file is in experiments/)
 PASSAGES = [{"id": f"S{i}", "chunk_id": f"bench#{i}", "doc": "bench", "title": t, "text": x}
             for i, (t, x) in enumerate([
     ("Ashford Bridge", "Ashford Bridge is a stone arch bridge over the River Lente in the town of Corran. "
@@ -137,7 +136,7 @@ def measure_raw(repeats):
     """llama.cpp's own speed on the same GGUF, threads and build: its server with its default parameters (only the
     context, threads and quiet logs set) and plain requests (no schema, logprobs, seed or prompt cache flag), called
     directly, without the ollama client or the engine's API in between."""
-    import engine
+    from lab import engine
     native.activate()
     import xllamacpp
     server = xllamacpp.Server(llm.engine_params(xllamacpp, engine.ensure_gguf(), lab=False))
@@ -178,8 +177,9 @@ def child(build, repeats, raw=False):
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "r.json"
         env = {**os.environ, "RAG_ENGINE_BUILD": build, "RAG_LLM": "embedded", "RAG_INDEX_DIR": tmp}
-        run = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--raw" if raw else "--child",
-                              "--repeats", str(repeats), "--json", str(out)], env=env, capture_output=True, text=True)
+        run = subprocess.run([sys.executable, "-m", "experiments.bench_llm", "--raw" if raw else "--child",
+                              "--repeats", str(repeats), "--json", str(out)], env=env, cwd=ROOT, capture_output=True,
+                             text=True)
         if run.returncode:
             sys.exit(f"bench_llm: the {build} build failed: {(run.stderr.strip().splitlines() or ['?'])[-1]}")
         return json.loads(out.read_text())
@@ -203,7 +203,7 @@ def main():
                     "by llama.cpp's own server on the same build (median)")
     ap.add_argument("--builds", help="comma list of wheel,native (default: both when native is built, else the one "
                     "in use)")
-    ap.add_argument("--json", type=Path, default=HERE / "results" / "bench_llm.json", help="where to write")
+    ap.add_argument("--json", type=Path, default=ROOT / "results" / "bench_llm.json", help="where to write")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--raw", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()

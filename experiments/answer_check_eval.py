@@ -1,10 +1,10 @@
 """Calibrating "verified": fit the answer check's score on the dev split, choose its threshold for a target
 precision, and report on the test split (answer_check.py holds the check itself).
 
-    python answer_check_eval.py --fit                  # fit on dev, write models/calibration/<model>.json, report test
-    python answer_check_eval.py                        # report with the calibration in force
-    python answer_check_eval.py --patterns single --limit 20 --cached-only   # a quick look, no new answers
-    RAG_LLM=ollama RAG_MODEL=llama3.1:8b python answer_check_eval.py --fit   # recalibrate for another model
+    python -m experiments.answer_check_eval --fit   # fit on dev, write models/calibration/<model>.json, report test
+    python -m experiments.answer_check_eval   # report with the calibration in force
+    python -m experiments.answer_check_eval --patterns single --limit 20 --cached-only   # a quick look, no new answers
+    RAG_LLM=ollama RAG_MODEL=llama3.1:8b python -m experiments.answer_check_eval --fit   # recalibrate for another model
 
 Expected output: the settings, a progress bar per pattern, then per pattern and split: questions, answers right,
 shown verified (old, per sentence) and their precision, shown verified (new) and their precision, coverage (the
@@ -30,15 +30,15 @@ import answer_check
 import harness
 import llm
 import patterns
-from cache import Cache, write_json
 from citations import summarize
-from links import split_of
+from lab.cache import Cache, write_json
+from lab.links import split_of
 from retrieve import CORPUS_DIR, GOLDEN, eval_items
 from vector_index import CorpusError
 
-HERE = Path(__file__).parent
+ROOT = Path(__file__).parent.parent   # the repository (this file is in experiments/)
 TARGET = 0.90     # the precision "verified" should keep
-UNANSWERABLE = HERE / "pairs" / "unanswerable.json"   # answer_check_data.py builds it, with its corpus
+UNANSWERABLE = ROOT / "pairs" / "unanswerable.json"   # experiments/answer_check_data.py builds it, with its corpus
 
 
 def rows_for(name, items, corpus, cached_only=False):
@@ -161,7 +161,7 @@ def main():
                 got = rows_for(name, items, args.corpus, args.cached_only)
                 un = [g for g in extra.get("items", []) if g["split"] == s][:args.limit or None]
                 got += [{**r, "unanswerable": True} for r in rows_for(
-                    name, un, HERE / extra["corpus"], args.cached_only)] if un else []
+                    name, un, ROOT / extra["corpus"], args.cached_only)] if un else []
                 rows[(name, s)] = got
     except (ValueError, CorpusError, llm.LLMError) as e:
         sys.exit(f"answer_check_eval: {e}")

@@ -1,7 +1,7 @@
 """Retrieval speed, measured: index build vs raw embedding, hybrid latency, what approximate search loses.
 
-    python bench_retrieval.py                       # everything below, writes results/bench_retrieval.json
-    python bench_retrieval.py --docs 500 --synthetic 20000 --queries 100   # a quicker run
+    python -m experiments.bench_retrieval   # everything below, writes results/bench_retrieval.json
+    python -m experiments.bench_retrieval --docs 500 --synthetic 20000 --queries 100   # a quicker run
 
 Expected output (~8 minutes on 2 cores, most of it embedding and building the 100k-chunk collection,
 which is cached under .rag/bench/ for the next run): one table of figures, e.g.
@@ -31,12 +31,12 @@ from unittest.mock import patch
 
 import numpy as np
 
-import links
 import vector_index as vi
-from cache import Cache
+from lab import links
+from lab.cache import Cache, index_dir
 from retrieve import GOLDEN, Retriever, get_retriever, load_golden
 
-HERE = Path(__file__).parent
+ROOT = Path(__file__).parent.parent   # the repository (this file is in experiments/)
 SEED = 0
 
 
@@ -68,7 +68,7 @@ def bench_build(n_docs, rounds=2):
 
 def bench_rerun():
     t = time.perf_counter()
-    out = subprocess.run([sys.executable, str(HERE / "vector_index.py")], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, str(ROOT / "vector_index.py")], capture_output=True, text=True, check=True)
     return {"seconds": time.perf_counter() - t, "output": out.stdout.strip().splitlines()[-1]}
 
 
@@ -110,7 +110,7 @@ def synthetic_collection(base, n, fresh):
     """A cached collection of n synthetic chunks derived from the base retriever's chunks."""
     import chromadb
     from chromadb.config import Settings
-    path = vi.index_dir() / "bench" / f"synthetic-{n}"
+    path = index_dir() / "bench" / f"synthetic-{n}"
     if fresh and path.exists():
         shutil.rmtree(path)
     c = chromadb.PersistentClient(path=str(path), settings=Settings(anonymized_telemetry=False))
@@ -145,9 +145,9 @@ def main():
     ap.add_argument("--synthetic", type=int, default=100_000, help="chunks in the synthetic collection")
     ap.add_argument("--queries", type=int, default=300, help="golden questions used as queries")
     ap.add_argument("--fresh", action="store_true", help="rebuild the cached synthetic collection")
-    ap.add_argument("--json", type=Path, default=HERE / "results" / "bench_retrieval.json", help="where to write")
+    ap.add_argument("--json", type=Path, default=ROOT / "results" / "bench_retrieval.json", help="where to write")
     args = ap.parse_args()
-    print(f"docs={args.docs} synthetic={args.synthetic} queries={args.queries} store={vi.index_dir()}")
+    print(f"docs={args.docs} synthetic={args.synthetic} queries={args.queries} store={index_dir()}")
     try:
         base = get_retriever()
     except vi.CorpusError as e:
