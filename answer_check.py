@@ -21,7 +21,6 @@ import math
 import re
 from pathlib import Path
 
-import context_checks
 import llm
 import router
 from disputes import agree
@@ -149,11 +148,7 @@ def agreed(result, verdicts, source=None):
     if not source:
         return False, "", "no supported sentence cites a passage"
     try:
-        if context_checks.on():   # the same passages, asked inside the answer's prompt (read once with it)
-            said = str(context_checks.answer(context_checks.context_of(result), question, cited_order(result, verdicts))
-                       ["value"]).strip()
-        else:
-            said = str(source_answer(question, source)["value"]).strip()
+        said = str(source_answer(question, source)["value"]).strip()
     except llm.ReplyError:
         return False, "", "the passages' own answer was out of shape"
     if normalize_answer(said) in NOT_STATED:

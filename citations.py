@@ -11,7 +11,6 @@ ALCE's ChatGPT figures on ASQA, for comparison: recall 73.6, precision 72.5.
 import statistics
 
 import answer_check
-import context_checks
 import disputes
 import judge
 import llm
@@ -41,15 +40,14 @@ def verify(result, dispute=None):
     conflict = disputes.suspects(dispute, result["passages"]) if dispute else {}
     # the question and short answer let the judge compare a sentence's answer with the source's own
     slot = {} if result.get("idk") else {"question": result.get("question"), "answer": result.get("answer")}
-    context = context_checks.context_of(result) if context_checks.on() and not judge.judge_model() else None
-    check = lambda text, ids: _judged(text, ids, by_id, slot, context)[0]
+    check = lambda text, ids: _judged(text, ids, by_id, slot)[0]
     out = []
     for s in result["sentences"]:
         cites = [c for c in s["cites"] if c in by_id]
         quarantined = {c: m for c in cites
                        if (m := quarantine_reasons(by_id[c]["text"]) + ([conflict[c]] if c in conflict else []))}
         usable = [c for c in cites if c not in quarantined]
-        supported, how = _judged(s["text"], usable, by_id, slot, context) if usable else (False, "")
+        supported, how = _judged(s["text"], usable, by_id, slot) if usable else (False, "")
         precise = {}
         for c in cites:
             if not supported or c in quarantined:
@@ -63,19 +61,15 @@ def verify(result, dispute=None):
     return out
 
 
-def _judged(text, ids, by_id, slot, context=None):
+def _judged(text, ids, by_id, slot):
     """(supported, how the judge decided: "answer" when the sources' own answer to the question matched the
     sentence's, "choice", "rescue" (a very confident verdict after the choice), "verdict", "minicheck" or "failed")
-    for a sentence citing the passages `ids`: asked inside the answer's prompt (context_checks) when `context` is
-    given, else of the joined passages on their own (judge.judge_claim, the replies judge.supports() reads)."""
+    for a sentence citing the passages `ids`, joined (judge.judge_claim, the replies judge.supports() reads)."""
     source = joined([by_id[c] for c in ids])
     if judge.judge_model():
         return supports(text, source), "minicheck"
     try:
-        if context is not None:
-            ok, parts = context_checks.judge_claim(context, text, ids, source, **slot)
-        else:
-            ok, parts = judge.judge_claim(text, source, **slot)
+        ok, parts = judge.judge_claim(text, source, **slot)
     except llm.ReplyError:
         return False, "failed"
     how = ("verdict" if "answer" not in parts else "answer" if "choice" not in parts and "verdict" not in parts

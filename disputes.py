@@ -24,7 +24,6 @@ import argparse
 import sys
 from pathlib import Path
 
-import context_checks
 import judge
 import llm
 from judge import MAX_SOURCE_CHARS, source_answer
@@ -32,16 +31,14 @@ from lab.answers import NOT_STATED, about, answers_match, named_in, normalize_an
 from vector_index import CorpusError
 
 
-def passage_answers(question, passages, context=None):
+def passage_answers(question, passages):
     """[(passage id, its answer)] for the passages about the question's subject (no call for the others) that
-    answer it with words copied from themselves. `context`: the answer's prompt (context_checks.context_of), to ask
-    each passage inside it; None asks each passage on its own."""
+    answer it with words copied from themselves."""
     out = []
     for p in passages:
         if not about(question, p["text"]):
             continue
-        reply = (context_checks.answer(context, question, [p["id"]]) if context is not None
-                 else source_answer(question, p["text"][:MAX_SOURCE_CHARS]))
+        reply = source_answer(question, p["text"][:MAX_SOURCE_CHARS])
         said = str(reply["value"]).strip()
         if normalize_answer(said) not in NOT_STATED and named_in(p["text"], said):
             out.append((p["id"], said))
@@ -72,8 +69,7 @@ def check(result):
     if result.get("idk") or result.get("error") or not result.get("passages"):
         return {"disputed": False, "answers": [], "shown_in": None, "calls": 0, "seconds": 0.0}
     with judge.spending() as cost:
-        context = context_checks.context_of(result) if context_checks.on() else None
-        groups = group_answers(passage_answers(result["question"], result["passages"], context), result["question"])
+        groups = group_answers(passage_answers(result["question"], result["passages"]), result["question"])
     shown = result.get("answer") or ""
     home = next((i for i, g in enumerate(groups) if agree(shown, g["answer"], result["question"])), None)
     return {"disputed": len(groups) >= 2, "answers": groups, "shown_in": home, "calls": cost["calls"],
@@ -141,8 +137,7 @@ def main():
     try:
         r = generate(check_question(args.question), args.k, corpus=args.corpus)
         print_result(r)
-        context = context_checks.context_of(r) if context_checks.on() else None
-        for pid, said in passage_answers(r["question"], r["passages"], context):
+        for pid, said in passage_answers(r["question"], r["passages"]):
             print(f"  {pid} answers: {said}")
         d = dispute(r)
         print("\n" + (describe(d) if d else "not disputed: the passages that answer agree"))

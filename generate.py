@@ -85,48 +85,14 @@ Reply in JSON: "sentences" (one to three, each with the IDs of the sources that 
 (the answer in a few words, or "I don't know.")."""
 
 
-CHECK_RULES = """Instead of a question to answer, the last lines may ask you to check the sources, in the JSON asked
-for. A check names the sources it may read, like [S2]: use only those, as if the other sources were not there. They may
-name several people, places, numbers and dates in different roles: read what is asked carefully.
-- "Check: answer from [S2] to <question>": reply with the shortest answer those sources give, copied from them (a
-  name, place, number, date or short phrase), or "not stated" when they do not answer the question.
-- The same with "Options:": reply with the option those sources give as the answer, or "not stated".
-- "Check: does [S2] state: <claim>": reply YES only if those sources state what the claim says (the same names and
-  numbers in the same relation), NO if the claim adds a fact they do not state or puts a name in another role.
-
-Checks on the example's sources.
-Check: answer from [S1] to "Who designed Ashford Bridge?"
-{"answer": "Tomas Vell"}
-Check: answer from [S2] to "Who designed Ashford Bridge?"
-{"answer": "not stated"}
-Check: answer from [S1] to "Who designed Ashford Bridge?"
-Options:
-- Ashford Bridge
-- Tomas Vell
-- not stated
-{"answer": "Tomas Vell"}
-Check: answer from [S1][S2] to "Where was the designer of Ashford Bridge born?"
-{"answer": "Hartmoor"}
-Check: does [S1][S2] state: The answer to "Where was the designer of Ashford Bridge born?" is Tomas Vell.
-{"verdict": "NO"}
-Check: does [S2] state: Tomas Vell designed Ashford Bridge.
-{"verdict": "NO"}
-Check: does [S2] state: Tomas Vell was born in Hartmoor.
-{"verdict": "YES"}"""
 JSON_SYSTEM = SYSTEM.format(example=JSON_EXAMPLE)
-# with the checks' rules after the answer's (context_checks.py), the answer and every check of it begin with the same
-# bytes, this and the sources, so the engine reads the sources once
-CHECK_SYSTEM = JSON_SYSTEM + "\n\n" + CHECK_RULES
-CHECKS_IN_CONTEXT = False   # a measured candidate, off: its verdict lost on dev pairs (results/context_checks_*.json)
 
 
-def prompt(question, passages, style=DEFAULT_STYLE, checks=None):
-    """(system, user) of the cited answer in a style with a system prompt. checks=True (default CHECKS_IN_CONTEXT):
-    the json style's system prompt holds the checks' rules too, so context_checks.py can append a check to it."""
-    checks = CHECKS_IN_CONTEXT if checks is None else checks
+def prompt(question, passages, style=DEFAULT_STYLE):
+    """(system, user) of the cited answer in a style with a system prompt."""
     user = f"{format_sources(passages, style)}\nQuestion: {question}"
     if style == "json":
-        return (CHECK_SYSTEM if checks else JSON_SYSTEM), user
+        return JSON_SYSTEM, user
     return SYSTEM.format(example=TEXT_EXAMPLE), user
 
 

@@ -333,7 +333,8 @@ def judge_claim(claim, source, design=None, style=None, question=None, answer=No
 
 class Alone:
     """How the judge asks a source: on its own, after the judge's shared system prompt (the answer_check design's
-    three prompts). context_checks.InContext asks the same three inside the answer's own prompt instead."""
+    three prompts). experiments/context_checks.py's InContext asks the same three inside the answer's own prompt
+    instead (a candidate that lost on dev)."""
 
     def __init__(self, source):
         self.source = source

@@ -31,8 +31,8 @@ import json
 import sys
 from pathlib import Path
 
-import context_checks
 import judge
+from experiments import context_checks
 import llm
 from experiments.judge_pairs import KINDS, OUT_DIR, load
 from lab import answers

@@ -368,6 +368,25 @@ def checkout(ref, into):
     return Path(into)
 
 
+def prune(folder=None, root=None):
+    """Drop every keyed() entry that is not current (keyed by older code of a repository module), rewriting each cache
+    file in `folder`: for a committed snapshot that should hold what today's code reads and nothing else.
+    {cache name: entries dropped}."""
+    dropped = {}
+    for path in sorted(Path(folder or index_dir() / "cache").glob("*.jsonl")):
+        store = Cache(path.stem, path.parent)
+        old = {k for k, (module, rest) in store.meta.items()
+               if _in_repo(module, root) and k != Cache.key(code_key(module, root), rest)}
+        if old:
+            with store.lock:
+                keep = [(store._key(k), v) for k, v in store.data.items() if k not in old]
+                tmp = path.with_suffix(".tmp")
+                tmp.write_text("".join(Cache._line(k, v) for k, v in keep), encoding="utf-8")
+                os.replace(tmp, path)
+        dropped[path.stem] = len(old)
+    return dropped
+
+
 def main(argv=None):
     import argparse
     ap = argparse.ArgumentParser(description="What in the cache is stale: per cache file and module, the entries "
@@ -380,6 +399,8 @@ def main(argv=None):
     ap.add_argument("--moved-from", metavar="REF",
                     help="after files moved (no result changed): carry every entry that was current at git REF "
                          "(e.g. main before the move) to its module's name and code now")
+    ap.add_argument("--prune", action="store_true",
+                    help="then drop every entry that is still stale (for the committed snapshot: today's entries only)")
     args = ap.parse_args(argv)
     if bad := [m for m in args.rekey if not _in_repo(m)]:
         sys.exit(f"cache: {', '.join(bad)} is not a module of {ROOT}")
@@ -393,6 +414,9 @@ def main(argv=None):
         for module, (fresh, old) in sorted(counts.items()):
             print(f"{name:20} {module:24} current {fresh:6}  stale {old:6}"
                   + ("  (re-keyed)" if old and module in args.rekey else ""))
+    if args.prune:
+        for name, n in prune(args.folder).items():
+            print(f"{name:20} pruned {n:6} stale entries")
 
 
 if __name__ == "__main__":

@@ -222,3 +222,34 @@ def test_committed_results_hold_no_absolute_paths():
              for s in strings(json.loads(p.read_text(encoding="utf-8")))
              if s.startswith(("/tmp/", "/work/", "/root/", "/home/"))}
     assert not found, found
+
+
+def documented_commands():
+    """{module: {flags}}: every `python X.py ...` / `python -m package.X ...` command in README.md, the lab pages and
+    the Makefile, with the --flags each use of it passes (placeholders such as NAME and pytest/pip aside)."""
+    import re
+    mods, found = modules(), {}
+    for path in [ROOT / "README.md", ROOT / "Makefile", *sorted((ROOT / "labs").glob("*.md"))]:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            for script, module, rest in re.findall(r"\bpython3? (?:([\w/]+\.py)|-m ([\w.]+))([^`|;\n]*)", line):
+                name = script[:-3].replace("/", ".") if script else module
+                if name in mods:
+                    found.setdefault(name, set()).update(re.findall(r"(?<![\w-])(--[a-z][\w-]*)", rest))
+    return found
+
+
+def test_every_documented_command_parses_its_flags():
+    """Each documented script answers --help (exit 0), and every flag the pages pass it is one its --help names."""
+    import re
+    import subprocess
+    import sys
+    commands, bad = documented_commands(), []
+    assert len(commands) > 25
+    for name, flags in sorted(commands.items()):
+        run = subprocess.run([sys.executable, "-m", name, "--help"], cwd=ROOT, capture_output=True, text=True,
+                             timeout=120)
+        if run.returncode:
+            bad.append(f"{name}: --help exited {run.returncode}: {run.stderr.strip()[-200:]}")
+        bad += [f"{name}: the pages pass {f}, its --help has no such flag" for f in sorted(flags - {"--help"})
+                if not re.search(re.escape(f) + r"(?![\w-])", run.stdout)]
+    assert not bad, bad

@@ -116,12 +116,11 @@ def test_a_passage_with_injection_markers_supports_nothing(fresh_cache, capsys):
 
 
 def test_checks_are_asked_inside_the_answers_own_prompt(fresh_cache, monkeypatch):
-    """context_checks (a candidate, switched on here): every check of an answer is the answer's system prompt and
-    user message, then one line; so llama.cpp reads the sources once. The scripted judge sees only the sources the
-    check names."""
-    import context_checks
+    """experiments/context_checks (a measured candidate the lab does not use): every check of an answer is the
+    answer's user message after the checks' system prompt, then one line; so llama.cpp would read the sources once.
+    The scripted judge sees only the sources the check names."""
     import generate
-    monkeypatch.setattr(generate, "CHECKS_IN_CONTEXT", True)
+    from experiments import context_checks
     passages = [{"id": "p1", "chunk_id": "d1#0", "doc": "d1", "title": "One", "text": "GOOD evidence"},
                 {"id": "p2", "chunk_id": "d2#0", "doc": "d2", "title": "Two", "text": "unrelated"}]
 
@@ -132,11 +131,15 @@ def test_checks_are_asked_inside_the_answers_own_prompt(fresh_cache, monkeypatch
         return good_judge(messages, schema)
     with llm.use_model(llm.ScriptedModel(model)) as m:
         r = generate.generate("Is it so?", passages=passages)
-        v = citations.verify(r)
-    assert [x["supported"] for x in v] == [True, False]   # GOOD is in S1 only: S2's check never reads it
+        context = context_checks.context_of(r)
+        text = {p["id"]: p["text"] for p in r["passages"]}
+        v = [context_checks.judge_claim(context, s["text"], s["cites"], text[s["cites"][0]], r["question"],
+                                        r["answer"])[0] for s in r["sentences"]]
+    assert v == [True, False]   # GOOD is in S1 only: S2's check never reads it
     (answer_messages, _), *checks = m.calls
-    system, user = answer_messages[0]["content"], answer_messages[-1]["content"]
-    assert system == generate.CHECK_SYSTEM and len(checks) == 2
+    system, user = context["system"], answer_messages[-1]["content"]
+    assert answer_messages[0]["content"] == generate.JSON_SYSTEM and system.startswith(generate.JSON_SYSTEM)
+    assert system == context_checks.CHECK_SYSTEM and len(checks) == 2
     for messages, schema in checks:
         assert messages[0]["content"] == system and messages[-1]["content"].startswith(user + "\nCheck: ")
     assert checks[1][0][-1]["content"].endswith("\nCheck: does [S2] state: It is also so.")

@@ -161,6 +161,9 @@ def test_a_move_carries_the_entries_current_before_it_and_leaves_stale_ones_stal
     assert cache.stale(folder, root=after) == {"answers": {"a": [1, 1], "harness": [0, 1], "lab.b": [1, 0]}}
     assert Cache("answers", folder).get(Cache.key(code_key("lab.b", after), rest[1])) == {"v": rest[1]}
     assert cache.carry(folder, before, after) == {}   # carried once
+    assert cache.prune(folder, root=after) == {"answers": 3}   # a's and harness's stale entries and the old a key
+    assert cache.stale(folder, root=after) == {"answers": {"a": [1, 0], "lab.b": [1, 0]}}
+    assert Cache("answers", folder).get(Cache.key(code_key("lab.b", after), rest[1])) == {"v": rest[1]}
 
 
 def test_checkout_writes_a_refs_python_files(tmp_path):

@@ -1,8 +1,10 @@
-"""Week 4 (speed): an answer's checks asked inside the answer's own prompt, so its sources are read once.
+"""An answer's checks asked inside the answer's own prompt, so its sources are read once: a measured candidate.
 
-The cited answer's prompt (generate.prompt) is a system prompt (the answer's rules and example, then the checks'
-rules, generate.CHECK_RULES) and a user message: the sources, then the question. Each check of that answer is the
-same two messages with one more line naming the sources it may use:
+Not used by the lab: its in-context verdict lost to the judge on its own on dev pairs (python -m
+experiments.judge_eval --designs answer_check,in_context,in_context_among; results/context_checks_judge_dev*.json),
+so the lab's checks stay judge.py's. The answer's prompt would be a system prompt (the answer's rules and example,
+generate.JSON_SYSTEM, then the checks' rules, CHECK_RULES below) and a user message: the sources, then the
+question. Each check of that answer is the same two messages with one more line naming the sources it may use:
     Check: answer from [S2][S3] to "Where was the designer of Ashford Bridge born?"
     Check: answer from [S2] to "...", one of: Corran | Tomas Vell
     Check: does [S2] state: Tomas Vell was born in Hartmoor.
@@ -10,12 +12,10 @@ llama.cpp's prompt cache holds the answer's prompt, so a check reads only its ow
 judge on its own read the cited passages again after its own system prompt (~100-400 tokens each).
 - InContext(context, ids): the judge's three prompts (judge.Alone's answer / choose / verdict) asked this way, so the
   answer_check design (judge._answer_check) runs unchanged on top of it.
-- judge_claim(): citations.verify's sentence judge; answer(): answer_check.agreed's and disputes.check's question
-  to one passage or a chain of them.
+- judge_claim(): the sentence judge asked this way; answer(): the question to one passage or a chain of them (what
+  answer_check.agreed and disputes.check ask).
 Replies are cached like the judge's (judge.timed), keyed by the whole context: the system prompt, the sources and
-question, and the check's line. With RAG_JUDGE_MODEL set, the fact-checking model judges as before (no context).
-Not handled: a pattern whose answer came from another prompt (FLARE's, Self-RAG's critics) gets the same checks,
-right, but without the cache's saving: its checks read the sources once, on the first check.
+question, and the check's line.
 """
 import generate
 import judge
@@ -23,19 +23,44 @@ import llm
 from generate import is_idk
 from lab.cache import Cache
 
+CHECK_RULES = """Instead of a question to answer, the last lines may ask you to check the sources, in the JSON asked
+for. A check names the sources it may read, like [S2]: use only those, as if the other sources were not there. They may
+name several people, places, numbers and dates in different roles: read what is asked carefully.
+- "Check: answer from [S2] to <question>": reply with the shortest answer those sources give, copied from them (a
+  name, place, number, date or short phrase), or "not stated" when they do not answer the question.
+- The same with "Options:": reply with the option those sources give as the answer, or "not stated".
+- "Check: does [S2] state: <claim>": reply YES only if those sources state what the claim says (the same names and
+  numbers in the same relation), NO if the claim adds a fact they do not state or puts a name in another role.
 
-
-def on():
-    """Whether citations.verify, answer_check.agreed and disputes.check ask in context: generate.CHECKS_IN_CONTEXT,
-    off since the in-context verdict lost to the judge on its own on dev pairs (results/context_checks_judge_dev*)."""
-    return generate.CHECKS_IN_CONTEXT
+Checks on the example's sources.
+Check: answer from [S1] to "Who designed Ashford Bridge?"
+{"answer": "Tomas Vell"}
+Check: answer from [S2] to "Who designed Ashford Bridge?"
+{"answer": "not stated"}
+Check: answer from [S1] to "Who designed Ashford Bridge?"
+Options:
+- Ashford Bridge
+- Tomas Vell
+- not stated
+{"answer": "Tomas Vell"}
+Check: answer from [S1][S2] to "Where was the designer of Ashford Bridge born?"
+{"answer": "Hartmoor"}
+Check: does [S1][S2] state: The answer to "Where was the designer of Ashford Bridge born?" is Tomas Vell.
+{"verdict": "NO"}
+Check: does [S2] state: Tomas Vell designed Ashford Bridge.
+{"verdict": "NO"}
+Check: does [S2] state: Tomas Vell was born in Hartmoor.
+{"verdict": "YES"}"""
+# with the checks' rules after the answer's, the answer and every check of it begin with the same bytes, this and the
+# sources, so the engine reads the sources once
+CHECK_SYSTEM = generate.JSON_SYSTEM + "\n\n" + CHECK_RULES
 
 
 def context_of(result):
     """{"system", "user"}: the json-style prompt of an answer's question over its passages, with the checks' rules
-    (as generate() sends it when CHECKS_IN_CONTEXT is on)."""
-    system, user = generate.prompt(result["question"], result["passages"], "json", checks=True)
-    return {"system": system, "user": user}
+    after the answer's (CHECK_SYSTEM): the prompt every check of it begins with."""
+    _, user = generate.prompt(result["question"], result["passages"], "json")
+    return {"system": CHECK_SYSTEM, "user": user}
 
 
 def tag(ids):
