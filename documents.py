@@ -22,13 +22,15 @@ and skips: an encrypted PDF, a PDF with no text layer, a corrupt file, a file ov
 (not_english: the embedding model reads English; RAG_ANY_LANGUAGE=1 keeps every language). .txt and .md files are
 read as the lab always read them, in any language: its corpora and its injected documents (some partly in another
 language on purpose) are .txt.
+A PDF's page numbers and running header and footer (a line that opens or closes most pages) are dropped.
 Not handled: OCR, passwords, .doc/.pptx/.rtf, text in images, PDF outlines as sections, tables kept as tables (a
-row becomes one line, its cells joined by " | "), running headers and footers of PDF pages (they stay in the text).
+row becomes one line, its cells joined by " | "), PDFs with fewer than 3 pages keep their headers.
 """
 import hashlib
 import io
 import os
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -41,13 +43,15 @@ READER = "1"             # part of a PDF/Word/HTML file's hash: bump it when a r
 MIN_WORDS_JUDGED = 20    # texts shorter than this are never called "not English"
 ENGLISH = frozenset("the of and to is was for that with as by at from his her it are were be this which or he she has "
                     "had its their not but have also they who been into than".split())
-OTHERS = frozenset("""le la les des est une du dans pour qui sur avec sont au aux ces cette mais pas ont été
-der und das ist nicht mit von zu dem ein eine sich auch auf für wird sind werden oder bei nach aus wie
-el los las del por con una para es lo como pero más fue sus entre también il di che della delle per non sono gli
+OTHERS = frozenset("""les est une dans pour qui sur avec sont au aux ces cette mais pas ont été
+und das ist nicht mit zu ein eine sich auch auf für wird sind werden oder bei nach aus wie
+por con una para es lo como pero más fue sus entre también il che della delle per non sono gli
 nella degli alla anche het een van niet zijn voor ook dat wordt werd och att det är som för på inte av ett til ikke
 er og não uma com em os são pelo pela mais się nie że jest oraz jak ve bir bu için ile olarak yang dan dengan untuk
-tidak ini itu dari""".split())   # frequent words of 14 other languages that English text does not use
+tidak ini itu dari""".split())   # frequent words of 14 other languages that English text does not use (no particles
+                                   # of names: la, le, el, los, de, del, di, du, der, van, von)
 LETTERS = re.compile(r"[^\W\d_]+")
+PAGE_NUMBER = re.compile(r"(?:page|p\.|pg\.?)?\s*[-–]?\s*\d+\s*[-–]?(?:\s*(?:/|of)\s*\d+)?", re.I)
 BOILERPLATE = re.compile(r"(^|[-_ ])(nav|navbar|navigation|menu|breadcrumbs?|footer|site-footer|sidebar|cookies?|"
                          r"cookie-notice|consent|social|skip-link|advert|ads)([-_ ]|$)", re.I)
 DROP_TAGS = ["script", "style", "noscript", "template", "svg", "form", "nav", "header", "footer", "aside", "iframe",
@@ -208,6 +212,7 @@ def read_pdf(raw, pages=MAX_PAGES):
     title, texts = pdf_pages(raw, pages)
     if not any(texts):
         raise ValueError("no text layer: OCR is not supported")
+    texts = strip_running(texts)
     out, blocks, pos = [], [], 0
     for n, t in enumerate(texts, 1):
         if t:
@@ -217,6 +222,20 @@ def read_pdf(raw, pages=MAX_PAGES):
     if title.lower() in ("", "untitled"):   # reportlab's default title is 'untitled'
         title = next(line for line in out[0].splitlines() if line.strip())
     return title, "\n\n".join(out), blocks
+
+
+def strip_running(texts, edge=2):
+    """Pages' texts without their running header and footer: among the first and last `edge` lines of each page, a
+    page number ('Page 3', '3 of 40', '- 3 -') and a line that opens or closes at least 60% of the pages word for word
+    (needs 3 pages). ['Guide\nPage 1\nWelcome', 'Guide\nPage 2\nRules', 'Guide\nPage 3\nMaps'] -> ['Welcome', ...]"""
+    pages = [t.splitlines() for t in texts]
+    at_edges = lambda lines: {" ".join(x.split()) for x in lines[:edge] + lines[-edge:] if x.strip()}
+    counts = Counter(x for lines in pages for x in at_edges(lines))
+    full = sum(bool(t) for t in texts)
+    running = {x for x, c in counts.items() if full >= 3 and c >= 0.6 * full}
+    drop = lambda x: " ".join(x.split()) in running or PAGE_NUMBER.fullmatch(x.strip())
+    return ["\n".join(x for i, x in enumerate(lines) if not ((i < edge or i >= len(lines) - edge) and drop(x))).strip()
+            for lines in pages]
 
 
 def pdf_pages(raw, pages=MAX_PAGES):
@@ -284,8 +303,8 @@ def docx_parts(raw):
 
 
 def read_html(raw):
-    """HTML bytes -> (title, main text, section blocks). The first <h1> is the title when there is one (and opens no
-    section); the other headings make the heading path."""
+    """HTML bytes -> (title, main text, section blocks). The first <h1> is the title (else <title>), kept out of the
+    text like a .txt file's first line; the other headings make the heading path."""
     title, parts = html_parts(raw)
     text, blocks = assemble(parts)
     return title, text, blocks
@@ -321,6 +340,5 @@ def html_parts(raw):
     heading = lambda b: int(b.name[1]) if b is not None and re.fullmatch(r"h[1-6]", b.name) else None
     parts = [(heading(b), t) for b, t in lines]
     h1 = next((i for i, (level, _) in enumerate(parts) if level == 1), None)
-    if h1 is not None:   # the title heading stays in the text but opens no section
-        parts[h1] = (None, parts[h1][1])
-    return (parts[h1][1] if h1 is not None else page_title), parts
+    title = parts.pop(h1)[1] if h1 is not None else page_title   # the title, like a .txt file's line 1
+    return title, parts

@@ -248,7 +248,7 @@ def html_readers():
     def bs4_rule(path):
         import documents
         title, parts = documents.html_parts(Path(path).read_bytes())
-        return "\n".join(t for _, t in parts), [(1, title)] + [(lv, t) for lv, t in parts if lv]
+        return title + "\n" + "\n".join(t for _, t in parts), [(1, title)] + [(lv, t) for lv, t in parts if lv]
 
     def bs4_all(path):
         from bs4 import BeautifulSoup
