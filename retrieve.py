@@ -40,7 +40,7 @@ import numpy as np
 
 import vector_index
 from bm25_baseline import BM25, doc_index, search as bm25_doc_search
-from documents import where
+from lab.documents import where
 from lab import links
 from lab.cache import write_json
 from vector_index import (CORPUS_DIR, DEFAULT_CHUNKER, CHUNKERS, DEMO_QUESTION, CorpusError, build_index, embed,

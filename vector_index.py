@@ -16,7 +16,7 @@ re-embedded, a deleted file's chunks are removed, and a build killed halfway lea
 next run simply completes. A file that fails to load keeps whatever it had in the index.
 A lock file serialises two builds of the same collection.
 
-Chunks never cross a page or a section (documents.py reads the files and says where each part comes from); the
+Chunks never cross a page or a section (lab/documents.py reads the files and says where each part comes from); the
 chunkers then cut each page or section. Every chunk's metadata holds its document, title, file, character span
 (start, end) in the document's text, and its page (PDF) and heading path ("Admissions > Prerequisites") when it has
 them. Chunk IDs: `<doc>#<n>` (n counts the document's chunks from 0: `hartmoor#0`, as ever for .txt and .md), and
@@ -27,7 +27,7 @@ them. Chunk IDs: `<doc>#<n>` (n counts the document's chunks from 0: `hartmoor#0
 server (`chroma run --path DIR`); one that does not answer its heartbeat within CHROMA_TIMEOUT is an error, not a
 hang. `RAG_INDEX_DIR` moves the on-disk store; `RAG_EMBED_MODEL` swaps the
 embedding model (any sentence-transformers name or path).
-Not handled: OCR and the other limits documents.py lists, sentence splitting around abbreviations.
+Not handled: OCR and the other limits lab/documents.py lists, sentence splitting around abbreviations.
 """
 import argparse
 import hashlib
@@ -38,7 +38,7 @@ import sys
 import time
 from pathlib import Path
 
-from documents import EXTENSIONS, MAX_FILE_MB, Block, Doc, doc_id, read_document  # noqa: F401 (the API)
+from lab.documents import EXTENSIONS, MAX_FILE_MB, Block, Doc, doc_id, read_document  # noqa: F401 (the API)
 from lab.cache import index_dir
 
 HERE = Path(__file__).parent

@@ -1,5 +1,5 @@
 """Which library reads each format: extraction quality and speed on generated files whose text is known, and speed
-with two cheap checks on real files of this machine. documents.py uses the winners (requirements.txt says why).
+with two cheap checks on real files of this machine. lab/documents.py uses the winners (requirements.txt says why).
 
     python -m experiments.loaders_choice                  # ~1 min, writes results/loaders_choice.txt
     python -m experiments.loaders_choice --json /tmp/loaders.json
@@ -14,7 +14,7 @@ What is measured:
   sidebars, footers are junk), per known word; headings: the share returned as headings at their level;
 - real files found here: PDFs of /usr/share/doc (pages/s, words run together, words split at a line end) and
   rustdoc/mdBook pages (the recall of <main>'s words, the leak of <nav>-only words);
-- speed: best of 3 rounds. documents.py's own readers stand for pypdfium2, python-docx and BeautifulSoup.
+- speed: best of 3 rounds. lab/documents.py's own readers stand for pypdfium2, python-docx and BeautifulSoup.
 A library that is not installed is one "skipped" row (`pip install pypdf pdfplumber trafilatura docx2txt fpdf2`).
 """
 import argparse
@@ -214,7 +214,7 @@ def pdf_readers():
         return [p.extract_text() or "" for p in PdfReader(path).pages], []
 
     def pdfium_pages(path):
-        import documents
+        from lab import documents
         return documents.pdf_pages(Path(path).read_bytes(), 10**6)[1], []
 
     def plumber_pages(path):
@@ -226,7 +226,7 @@ def pdf_readers():
 
 def docx_readers():
     def python_docx(path):
-        import documents
+        from lab import documents
         title, parts = documents.docx_parts(Path(path).read_bytes())
         return title + "\n" + "\n".join(t for _, t in parts), [(0, title)] + [(lv, t) for lv, t in parts if lv]
 
@@ -246,7 +246,7 @@ def html_readers():
         return got, heads
 
     def bs4_rule(path):
-        import documents
+        from lab import documents
         title, parts = documents.html_parts(Path(path).read_bytes())
         return title + "\n" + "\n".join(t for _, t in parts), [(1, title)] + [(lv, t) for lv, t in parts if lv]
 
@@ -355,7 +355,7 @@ RATIOS = ("recall", "in_order", "junk", "headings", "main_recall", "nav_leak")
 NOTES = """notes: recall, in-order, junk and headings are shares (1.000 = all); speeds are best of 3 rounds here.
 - PDF real: long tokens (over 20 letters) count words run together, split words a hyphen left at a line end; both
   PDFs are LaTeX/DocBook manuals with hyphenated justified text. PDFium joins a word hyphenated across lines.
-- HTML real: documents.py reads <main> first, so its recall there is near 1 by construction; what trafilatura
+- HTML real: lab/documents.py reads <main> first, so its recall there is near 1 by construction; what trafilatura
   leaves out of <main> is code listings and signatures, which its boilerplate rules take for clutter."""
 
 

@@ -1,15 +1,15 @@
-"""documents.py and vector_index.py on real files of each format: text, pages, heading paths, chunk IDs, spans, the
+"""lab/documents.py and vector_index.py on real files of each format: text, pages, heading paths, chunk IDs, spans, the
 files the lab skips with one line, and the .txt corpus left exactly as it was.
 
 The files are tests/fixtures/documents/ (one per format) and tests/fixtures/documents_bad/ (one per kind of file the
-lab skips), written by tests/fixtures/make_documents.py and committed.
+lab skips), written by tests/fixtures/make_lab/documents.py and committed.
 """
 import hashlib
 import shutil
 
 import pytest
 
-import documents
+from lab import documents
 import vector_index as vi
 from conftest import FIXTURES
 

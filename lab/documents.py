@@ -1,6 +1,6 @@
-"""Week 1: read one document file into its text and where each part of it comes from (page, heading path).
+"""Read one document file into its text and where each part of it comes from (page, heading path).
 
-    from documents import read_document
+    from lab.documents import read_document
     doc = read_document(Path("handbook.pdf"))   # Doc(id='handbook-pdf', title=..., text=..., hash=..., blocks=[...])
     doc.blocks[11]    # Block(start=20431, end=22290, page=12, section='')
     where({"file": "handbook.pdf", "page": 12, "section": "Admissions > Prerequisites"})
