@@ -377,10 +377,12 @@ def ask(page, question, wait_ms=60_000):
     page.wait_for_function("old => document.querySelector('#status').innerText !== old", arg=old, timeout=10_000)
     seen, deadline = [], time.time() + wait_ms / 1000
     while time.time() < deadline:
-        text = page.inner_text("#status")
-        seen += [text] if not seen or seen[-1] != text else []
+        # look for the end mark first, then read the text: read the other way round, the last step's text
+        # could be taken just before the done line replaced it
         finished = (page.query_selector('#status [data-kind="done"]')
                     or page.query_selector('#status [data-kind="error"]'))
+        text = page.inner_text("#status")
+        seen += [text] if not seen or seen[-1] != text else []
         # Gradio's timer line ("0.0s") changes the text before the new status replaces the last one: wait for it
         if finished and (text.split("\n")[-1] != old.split("\n")[-1] or time.time() > deadline - wait_ms / 1000 + 3):
             return seen

@@ -359,9 +359,10 @@ def test_real_engine_a_student_row_re_run_by_the_grader_reproduces(corpus, golde
     import subprocess
     env = {**os.environ, "RAG_INDEX_DIR": str(tmp_path / "index"), "RAG_LLM": "embedded", "RAG_ENGINE_BUILD": "wheel"}
     (tmp_path / "rubric.json").write_text(json.dumps(RUBRIC))
+    out, rubric = str(tmp_path / "s" / "r.zip"), str(tmp_path / "rubric.json")
     for cmd in (["benchmark.py", "--limit", "1", "--patterns", "single", "--json", str(tmp_path / "b.json")],
-                ["handin.py", str(tmp_path / "b.json"), "--student", "real", "--out", str(tmp_path / "s" / "r.zip")],
-                ["grade.py", str(tmp_path / "s"), "--rerun", "1", "--rubric", str(tmp_path / "rubric.json")]):
+                ["-m", "grading.handin", str(tmp_path / "b.json"), "--student", "real", "--out", out],
+                ["-m", "grading.grade", str(tmp_path / "s"), "--rerun", "1", "--rubric", rubric]):
         args = [sys.executable, *cmd, "--corpus", str(corpus), "--golden", str(golden_path)]
         p = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
         assert p.returncode == 0, p.stderr[-2000:]
