@@ -310,7 +310,7 @@ def main():
     ap.add_argument("--k", type=int, default=4, help="passages in the prompt")
     ap.add_argument("--order", choices=ORDERS, default="best_first", help="order of the passages in the prompt")
     ap.add_argument("--style", choices=STYLES, default=DEFAULT_STYLE, help="prompt style")
-    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt .md .pdf .docx .html documents")
+    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of documents (.txt .md .pdf .docx .html)")
     ap.add_argument("--chunker", default=DEFAULT_CHUNKER, help="which collection to retrieve from")
     args = ap.parse_args()
     print(f"question={args.question!r} k={args.k} order={args.order} style={args.style} corpus={args.corpus}")

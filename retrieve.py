@@ -345,7 +345,7 @@ def main():
     ap.add_argument("--depth", type=int, default=12, help="candidates taken from each retriever before fusion")
     ap.add_argument("--method", choices=METHODS, default="fused", help="retrieval method for a query")
     ap.add_argument("--chunker", choices=CHUNKERS, default=DEFAULT_CHUNKER, help="which collection")
-    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt .md .pdf .docx .html documents")
+    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of documents (.txt .md .pdf .docx .html)")
     ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions for --eval")
     ap.add_argument("--eval", action="store_true", help="recall@k of every method on the golden file")
     ap.add_argument("--limit", type=int, default=0, help="evaluate only the first N golden questions")
