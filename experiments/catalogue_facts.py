@@ -417,11 +417,9 @@ def societies():
 
 def bridging():
     start, end, fee = SUMMER_SCHOOL
-    codes = [v[5] for v in PROGRAMMES.values()]
     return [p(f"The Summer Bridging School runs from {start} to {end}. It teaches the prerequisite course of each "
               "programme in six weeks, for applicants who have not passed it."),
-            h(1, "Courses"), ("list", [f"{c}, the prerequisite of the {v[0]}" for c, v in
-                                      zip(codes, PROGRAMMES.values())]),
+            h(1, "Courses"), ("list", [f"{v[5]}, the prerequisite of the {v[0]}" for v in PROGRAMMES.values()]),
             h(1, "Fees and housing"),
             p(f"The school costs £{fee}, housing included. Places are offered in the order applications arrive."),
             h(1, "Passing"),
@@ -532,6 +530,7 @@ def timetable():
 
 
 def exam_timetable():
+    """Every course's written examination: date, start and room, by course code only."""
     dates = exams()
     parts = [p(f"Written examinations of {YEAR}. Candidates arrive 20 minutes before the start.")]
     for term in ("Autumn", "Spring"):

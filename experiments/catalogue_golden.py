@@ -111,12 +111,11 @@ def multis():
         room = c[code][3]
         out.append(item(ask, answer, [(f"In which room is {code} taught?", room, course_doc(code)),
                                       ("What is in the same building as #1?", answer, BUILDINGS_DOC)]))
-    for code in ("HSC 101",):                        # the programme its instructor directs
-        who = c[code][2]
-        prog = next(v for v in PROGRAMMES.values() if v[1] == who)
-        out.append(item(f"Which programme is directed by the instructor of {code}?", prog[0],
-                        [(f"Who teaches {code}?", i[who][0], course_doc(code)),
-                         ("Which programme does #1 direct?", prog[0], did(prog[10]))]))
+    who = c["HSC 101"][2]
+    prog = next(v for v in PROGRAMMES.values() if v[1] == who)
+    out.append(item("Which programme is directed by the instructor of HSC 101?", prog[0],
+                    [("Who teaches HSC 101?", i[who][0], course_doc("HSC 101")),
+                     ("Which programme does #1 direct?", prog[0], did(prog[10]))]))
     for key, ask, field in (("marine-biology", "Where is the office of", 3),
                             ("astrobiology", "What is the telephone extension of", 4)):
         prog = PROGRAMMES[key]
@@ -133,17 +132,15 @@ def multis():
         out.append(item(ask, sharing[0], [(f"What is the prerequisite of the {prog[0]}?", pre, did(prog[10])),
                                           (f"Which {dept}course lists #1 as a prerequisite?", sharing[0],
                                            course_doc(sharing[0]))], [c[sharing[0]][0]]))
-    for code in ("AST 110",):                        # the other course of its instructor
-        who = c[code][2]
-        other = next(k for k, v in c.items() if v[2] == who and k != code)
-        out.append(item(f"Which other course does the instructor of {code} teach?", other,
-                        [(f"Who teaches {code}?", i[who][0], course_doc(code)),
-                         ("Which other course does #1 teach?", other, staff_doc(who))], [c[other][0]]))
-    for code in ("DSC 350",):                        # the exam of the prerequisite
-        pre = only_prereq(code)
-        out.append(item(f"On what date is the examination of the prerequisite of {code}?", ex[pre][0],
-                        [(f"What is the prerequisite of {code}?", pre, course_doc(code)),
-                         ("On what date is the examination of #1?", ex[pre][0], "exam-timetable-docx")]))
+    who = c["AST 110"][2]
+    other = next(k for k, v in c.items() if v[2] == who and k != "AST 110")
+    out.append(item("Which other course does the instructor of AST 110 teach?", other,
+                    [("Who teaches AST 110?", i[who][0], course_doc("AST 110")),
+                     ("Which other course does #1 teach?", other, staff_doc(who))], [c[other][0]]))
+    pre = only_prereq("DSC 350")
+    out.append(item("On what date is the examination of the prerequisite of DSC 350?", ex[pre][0],
+                    [("What is the prerequisite of DSC 350?", pre, course_doc("DSC 350")),
+                     ("On what date is the examination of #1?", ex[pre][0], "exam-timetable-docx")]))
     for code in ("PHY 226", "MAR 270"):              # the society its instructor advises
         who = c[code][2]
         name, (_, room, _) = next((n, s) for n, s in SOCIETIES.items() if s[0] == who)
@@ -181,7 +178,7 @@ def multis():
                     f"{person(prog[1])}?", prog[7],
                     [(f"Which programme does {person(prog[1])} direct?", prog[0], did(prog[10])),
                      ("Which scholarship is offered to students of #1?", prog[7], "fees-and-funding-pdf")]))
-    who = c["BIO 214"][2]                        # three hops
+    who = c["BIO 214"][2]                          # three hops
     office = i[who][3]
     out.append(item("In which building is the office of the instructor of BIO 214?", building_of(office),
                     [("Who teaches BIO 214?", i[who][0], course_doc("BIO 214")),
