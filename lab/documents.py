@@ -39,7 +39,7 @@ EXTENSIONS = (".txt", ".md", ".pdf", ".docx", ".html", ".htm")
 MAX_FILE_MB = 5          # a text file (.txt .md .html) or the text of a PDF/Word file over this is skipped (--max-mb)
 MAX_BINARY_MB = 100      # a PDF or Word file on disk (its images and fonts count) over this is skipped unread
 MAX_PAGES = 200          # a PDF with more pages is skipped (--max-pages, RAG_MAX_PAGES)
-READER = "1"             # part of a PDF/Word/HTML file's hash: bump it when a reader's output changes (re-embeds them)
+READER = "2"             # part of a PDF/Word/HTML file's hash: bump it when a reader's output changes (re-embeds them)
 MIN_WORDS_JUDGED = 20    # texts shorter than this are never called "not English"
 ENGLISH = frozenset("the of and to is was for that with as by at from his her it are were be this which or he she has "
                     "had its their not but have also they who been into than".split())
@@ -226,16 +226,25 @@ def read_pdf(raw, pages=MAX_PAGES):
 
 def strip_running(texts, edge=2):
     """Pages' texts without their running header and footer: among the first and last `edge` lines of each page, a
-    page number ('Page 3', '3 of 40', '- 3 -') and a line that opens or closes at least 60% of the pages word for word
-    (needs 3 pages). ['Guide\nPage 1\nWelcome', 'Guide\nPage 2\nRules', 'Guide\nPage 3\nMaps'] -> ['Welcome', ...]"""
+    page number ('Page 3', '3 of 40', '- 3 -') that counts with the pages, and a line that opens or closes at least
+    60% of the pages word for word (needs 3 pages).
+    ['Guide\nPage 1\nWelcome', 'Guide\nPage 2\nRules', 'Guide\nPage 3\nMaps'] -> ['Welcome', 'Rules', 'Maps'].
+    A number alone that does not count with the pages (a table's last cell) stays."""
     pages = [t.splitlines() for t in texts]
     at_edges = lambda lines: {" ".join(x.split()) for x in lines[:edge] + lines[-edge:] if x.strip()}
     counts = Counter(x for lines in pages for x in at_edges(lines))
     full = sum(bool(t) for t in texts)
     running = {x for x, c in counts.items() if full >= 3 and c >= 0.6 * full}
-    drop = lambda x: " ".join(x.split()) in running or PAGE_NUMBER.fullmatch(x.strip())
-    return ["\n".join(x for i, x in enumerate(lines) if not ((i < edge or i >= len(lines) - edge) and drop(x))).strip()
-            for lines in pages]
+    edges = lambda lines: [x for i, x in enumerate(lines) if i < edge or i >= len(lines) - edge]
+    numbered = lambda x: int(re.search(r"\d+", x).group()) if PAGE_NUMBER.fullmatch(x.strip()) else None
+    offsets = Counter(o for n, lines in enumerate(pages, 1)
+                      for o in {numbered(x) - n for x in edges(lines) if numbered(x) is not None})
+    # printed numbers may start at another number than 1: the offset most pages share, seen on 2 pages at least
+    offset = max(offsets, key=lambda o: (offsets[o], o == 0), default=0)
+    offset = offset if offsets[offset] >= 2 else 0
+    drop = lambda x, n: " ".join(x.split()) in running or (numbered(x) is not None and numbered(x) - n == offset)
+    return ["\n".join(x for i, x in enumerate(lines) if not ((i < edge or i >= len(lines) - edge) and drop(x, n)))
+            .strip() for n, lines in enumerate(pages, 1)]
 
 
 def pdf_pages(raw, pages=MAX_PAGES):

@@ -2,7 +2,7 @@
 files the lab skips with one line, and the .txt corpus left exactly as it was.
 
 The files are tests/fixtures/documents/ (one per format) and tests/fixtures/documents_bad/ (one per kind of file the
-lab skips), written by tests/fixtures/make_lab/documents.py and committed.
+lab skips), written by tests/fixtures/make_documents.py and committed.
 """
 import hashlib
 import shutil
@@ -42,6 +42,14 @@ def test_pdf_pages_title_ids_and_spans():
     # the running header and the page numbers are on every page: dropped
     assert "Student Handbook 2026" not in doc.text and "Page 2" not in doc.text
     assert documents.where(meta) == "handbook.pdf p. 2"
+
+
+def test_only_numbers_that_count_with_the_pages_are_dropped_as_page_numbers():
+    pages = ["Fees\nLab fee | 30\n30\n1", "Rooms\nNorth Hall\n2", "Times\nMonday 09:00\n3"]
+    assert documents.strip_running(pages) == ["Fees\nLab fee | 30\n30", "Rooms\nNorth Hall", "Times\nMonday 09:00"]
+    printed = ["Intro\nfoo\n7", "Body\nbar\n8"]        # numbering that starts at 7: still page numbers
+    assert documents.strip_running(printed) == ["Intro\nfoo", "Body\nbar"]
+    assert documents.strip_running(["One page\nends with a count of\n30"]) == ["One page\nends with a count of\n30"]
 
 
 def test_pdf_chunks_are_numbered_within_their_page(monkeypatch):
