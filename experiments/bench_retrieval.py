@@ -37,7 +37,7 @@ import numpy as np
 
 import vector_index as vi
 from lab import links
-from lab.cache import Cache, index_dir
+from lab.cache import Cache, index_dir, portable
 from retrieve import GOLDEN, Retriever, get_retriever, load_golden
 
 ROOT = Path(__file__).parent.parent   # the repository (this file is in experiments/)
@@ -75,7 +75,7 @@ def bench_ingest(folder, rounds=3):
     from lab.documents import EXTENSIONS, read_document
     vi.embed(["warm-up"])
     files = sorted(p for p in Path(folder).rglob("*") if p.is_file() and p.suffix.lower() in EXTENSIONS)
-    out = {"folder": str(folder), "rounds": rounds}
+    out = {"folder": portable(str(Path(folder).resolve())), "rounds": rounds}
     for kind in ("pdf", "docx", "html", "md", "txt"):
         group = [p for p in files if {"htm": "html"}.get(p.suffix.lower()[1:], p.suffix.lower()[1:]) == kind]
         if not group:
