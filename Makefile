@@ -3,7 +3,18 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum requirements.txt | cut -d' ' -f1)
+# CORPUS=DIR: index, demo and app on your own folder of .txt .md .pdf .docx .html files (e.g. CORPUS=catalogue/docs).
+# GOLDEN: its golden questions (default: a golden.json beside DIR, if there is one); QUESTION: the one make demo asks
+# (default for DIR: the first two-hop question of GOLDEN).
+CORPUS ?= corpus
+ifeq ($(CORPUS),corpus)
+GOLDEN ?= golden.json
 QUESTION ?= Indian film photographer Jagdish Mali, known for taking images of various celebrities including Shabana Azmi, is father to which Bollywood actress?
+else
+GOLDEN ?= $(wildcard $(dir $(patsubst %/,%,$(CORPUS)))golden.json)
+QUESTION ?= $(shell test -f "$(GOLDEN)" && $(PY) -c 'import json,sys; g=json.load(open(sys.argv[1])); print(next((q["question"] for q in g if q.get("type") == "multi"), g[0]["question"]))' "$(GOLDEN)")
+endif
+ON_CORPUS := --corpus $(CORPUS)$(if $(GOLDEN), --golden $(GOLDEN))
 
 .PHONY: install native index demo test test-slow lint bench benchmark app handin clean
 
@@ -18,13 +29,14 @@ install: $(STAMP)
 native: install           ## compile llama.cpp (xllamacpp) for this CPU once (~20 min, offline; 1 s from the wheel cache); every script then uses it
 	$(BIN)/python -m lab.native --build
 
-index: install            ## build or update the Chroma index of corpus/ (titled chunks)
-	$(BIN)/python vector_index.py
+index: install            ## build or update the Chroma index of corpus/ (titled chunks); CORPUS=DIR: of your folder
+	$(BIN)/python vector_index.py --corpus $(CORPUS)
 
 demo: index               ## the main job: a multi-hop golden question, retrieved, answered, citations verified
+	@test -n "$(QUESTION)" || { echo 'make demo CORPUS=$(CORPUS): no golden.json beside it, so say what to ask: QUESTION="..."' >&2; exit 2; }
 	@$(BIN)/python -m lab.native --hint
-	$(BIN)/python retrieve.py "$(QUESTION)"
-	$(BIN)/python verify_citations.py --ask "$(QUESTION)"
+	$(BIN)/python retrieve.py "$(QUESTION)" --corpus $(CORPUS)
+	$(BIN)/python verify_citations.py --ask "$(QUESTION)" $(ON_CORPUS)
 
 test: install             ## the whole test suite (fast fixture tests + a few real-engine ones)
 	$(BIN)/python -m pytest
@@ -38,8 +50,8 @@ lint: install             ## the style check: ruff with the rules in pyproject.t
 bench: index              ## speed figures: build vs raw embedding, latency at 100k chunks, ANN loss
 	$(BIN)/python -m experiments.bench_retrieval
 
-app: index                ## the demo page on http://127.0.0.1:7860 (Ctrl-C stops it)
-	$(BIN)/python app.py
+app: index                ## the demo page on http://127.0.0.1:7860 (Ctrl-C stops it); CORPUS=DIR: on your folder
+	$(BIN)/python app.py $(ON_CORPUS)
 
 benchmark: index          ## every pattern on 24 golden questions: results/benchmark.{json,md} + PNGs (hours; cached rows reused)
 	$(BIN)/python benchmark.py

@@ -271,7 +271,8 @@ def main():
     ap.add_argument("--host", default="127.0.0.1", help="address to listen on (keep 127.0.0.1 unless you mean to "
                     "share)")
     ap.add_argument("--port", type=int, default=7860, help="port to listen on (0: the first free one from 7860 up)")
-    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents (its index is built "
+    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR,
+                    help="folder of documents, .txt .md .pdf .docx .html (its index is built "
                     "or updated at start)")
     ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden file whose questions are offered as examples")
     ap.add_argument("--check-concurrency", type=int, default=0, metavar="N",

@@ -203,7 +203,7 @@ def main(argv=None):
     ap.add_argument("--patterns", default="all", help="comma-separated pattern names (listed below), or all (default)")
     ap.add_argument("--limit", type=int, default=DEFAULT_LIMIT,
                     help="golden questions, half single and half multi (multi alternating sources); 0: all")
-    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents")
+    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of documents (.txt .md .pdf .docx .html)")
     ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions")
     ap.add_argument("--json", type=Path, default=JSON_PATH,
                     help="write the figures here; the .md report and the two PNG charts go beside it with the same "

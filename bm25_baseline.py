@@ -88,7 +88,7 @@ def search(query, k=4, corpus=CORPUS_DIR):
 def main():
     ap = argparse.ArgumentParser(description="BM25 search over whole documents of a corpus folder.")
     ap.add_argument("query", nargs="?", default=DEMO_QUESTION, help="the question")
-    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents")
+    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of documents (.txt .md .pdf .docx .html)")
     ap.add_argument("--k", type=int, default=5, help="documents to show")
     args = ap.parse_args()
     print(f"corpus={args.corpus} k={args.k} query={args.query!r}")

@@ -174,7 +174,8 @@ def print_answer(result, verdicts, dispute=None):
         print(f"  invalid citation [{bad['id']}] in sentence {bad['sentence'] + 1}: dropped (no such source)")
     print("sources:")
     for p in result["passages"]:
-        print(f"  [{p['id']}] {p['chunk_id']}: {' '.join(p['text'].split())[:90]}")
+        print(f"  [{p['id']}] {p['chunk_id']}: {' '.join(p['text'].split())[:90]}"
+              + (f"\n       {p['where']}" if p.get("where") else ""))
 
 
 # disputes.py: 6 of 60 clean golden answers marked disputed, 4 of the 30 held out (results/disputes_golden.json)

@@ -131,7 +131,7 @@ def main():
     ap = argparse.ArgumentParser(description="Answer a question, then check whether its passages disagree "
                                  "(the disputed rates over a set: experiments/disputes_eval.py).")
     ap.add_argument("question", help="the question")
-    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents")
+    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of documents (.txt .md .pdf .docx .html)")
     ap.add_argument("--k", type=int, default=4, help="passages in the prompt")
     args = ap.parse_args()
     try:

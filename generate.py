@@ -299,6 +299,8 @@ def print_result(r):
     print(f"\n{'id':4} {'rank':>4} {'chunk':52} text")
     for p in r["passages"]:
         print(f"{p['id']:4} {p['rank']:>4} {p['chunk_id'][:52]:52} {' '.join(p['text'].split())[:60]}")
+        if p.get("where"):
+            print(f"{'':9} {p['where']}")
     print("\n" + steps.cost_line(r["cost"]))
 
 
@@ -308,7 +310,7 @@ def main():
     ap.add_argument("--k", type=int, default=4, help="passages in the prompt")
     ap.add_argument("--order", choices=ORDERS, default="best_first", help="order of the passages in the prompt")
     ap.add_argument("--style", choices=STYLES, default=DEFAULT_STYLE, help="prompt style")
-    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents")
+    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of documents (.txt .md .pdf .docx .html)")
     ap.add_argument("--chunker", default=DEFAULT_CHUNKER, help="which collection to retrieve from")
     args = ap.parse_args()
     print(f"question={args.question!r} k={args.k} order={args.order} style={args.style} corpus={args.corpus}")

@@ -171,7 +171,7 @@ def pattern_parser(description, demo):
 
 def add_pattern_args(ap):
     """The flags every pattern script shares (--corpus, --chunker, --golden, --eval, --json, --fresh)."""
-    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents")
+    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of documents (.txt .md .pdf .docx .html)")
     ap.add_argument("--chunker", default=DEFAULT_CHUNKER, help="which collection to retrieve from")
     ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions for --eval")
     ap.add_argument("--eval", type=int, default=0, metavar="N",

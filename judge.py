@@ -461,7 +461,7 @@ def main():
     ap = argparse.ArgumentParser(description="Audit answers (faithfulness, EM, F1).")
     ap.add_argument("--limit", type=int, default=10, help="golden questions to audit (half single, half multi)")
     ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions")
-    ap.add_argument("--corpus", type=Path, help="folder of .txt/.md documents (default corpus/)")
+    ap.add_argument("--corpus", type=Path, help="folder of documents (.txt .md .pdf .docx .html; default corpus/)")
     ap.add_argument("--json", type=Path, help="write the table here")
     args = ap.parse_args()
     print(f"model={llm.engine_info()['model']} judge={JUDGE_DESIGN}/{code_key('judge')} golden={args.golden} "

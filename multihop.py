@@ -306,7 +306,7 @@ def main():
     ap.add_argument("--k", type=int, default=HOP_K, help="chunks retrieved per sub-question / hop")
     ap.add_argument("--final-k", type=int, default=FINAL_K, help="chunks in the final prompt")
     ap.add_argument("--max-hops", type=int, default=MAX_PARTS, help="sub-questions / hops at most")
-    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents")
+    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of documents (.txt .md .pdf .docx .html)")
     ap.add_argument("--chunker", default=DEFAULT_CHUNKER, help="which collection to retrieve from")
     ap.add_argument("--no-verify", action="store_true",
                     help="skip the judge: the answer is printed unchecked (saves ~6 s per sentence)")

@@ -83,7 +83,7 @@ def main():
     ap.add_argument("--limit", type=int, default=10, help="golden questions (half single, half multi)")
     ap.add_argument("--k", type=int, default=4, help="passages in the prompt")
     ap.add_argument("--style", default=DEFAULT_STYLE, help="prompt style (see generate.py)")
-    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents")
+    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of documents (.txt .md .pdf .docx .html)")
     ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions")
     ap.add_argument("--json", type=Path, help="write the figures here")
     args = ap.parse_args()

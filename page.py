@@ -68,7 +68,13 @@ def _source_html(p):
     text = " ".join(str(p.get("text", "")).split())
     cut = text[:MAX_SOURCE_CHARS] + ("…" if len(text) > MAX_SOURCE_CHARS else "")
     return (f'<div>document <b>{esc(p.get("title") or p.get("doc"))}</b> <code>{esc(p.get("doc"))}</code>, '
-            f'chunk <code>{esc(p.get("chunk_id"))}</code>{_via_html(p)}</div><div class="src">{esc(cut)}</div>')
+            f'chunk <code>{esc(p.get("chunk_id"))}</code>{_where_html(p)}{_via_html(p)}</div>'
+            f'<div class="src">{esc(cut)}</div>')
+
+
+def _where_html(p):
+    """Where a passage of a PDF, Word or HTML file comes from: ', handbook.pdf p. 12 · Admissions'."""
+    return f', <span class="where" data-where>{esc(p["where"])}</span>' if p.get("where") else ""
 
 
 def _via_html(p):
@@ -124,7 +130,7 @@ def render_answer(result, verdicts, notice=None, dispute=None, checked=None):
         out.append(f'<div class="sentence {kind}" data-sentence="{n}">{esc(s["text"])} {"".join(chips)}</div>')
     if result.get("passages"):
         rows = "".join(f'<li><b>[{esc(p["id"])}]</b> {esc(p.get("title") or p.get("doc"))} '
-                       f'<code>{esc(p["chunk_id"])}</code>'
+                       f'<code>{esc(p["chunk_id"])}</code>{_where_html(p)}'
                        f'</li>' for p in result["passages"])
         out.append(f"<details><summary>sources given to the model ({len(result['passages'])})</summary>"
                    f"<ul>{rows}</ul></details>")

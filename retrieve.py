@@ -7,7 +7,8 @@ r"""Week 2: hybrid retrieval. Dense chunks from Chroma fused with BM25 chunks, l
     python retrieve.py "In which village was the designer of Ashford Bridge born?" --method chain
 
 Expected output of a query (about 8 s, most of it loading the embedding model): the settings, then
-one row per passage: label, chunk id, found by (dense / bm25), fused and per-retriever scores, a snippet.
+one row per passage: label, chunk id, found by (dense / bm25), fused and per-retriever scores, a snippet; under it,
+where the passage comes from when its file has pages or sections ("handbook.pdf p. 12 · Admissions > Prerequisites").
 `--eval` builds or updates the index for the corpus first (kept apart from corpus/'s index), then prints
 supporting-doc recall@k per method split single/multi and per source; ~30 s on golden.json once indexed. `--json`
 writes the table and the per-question rows it is the mean of (grading/grade.py recomputes the table from them).
@@ -39,6 +40,7 @@ import numpy as np
 
 import vector_index
 from bm25_baseline import BM25, doc_index, search as bm25_doc_search
+from lab.documents import where
 from lab import links
 from lab.cache import write_json
 from vector_index import (CORPUS_DIR, DEFAULT_CHUNKER, CHUNKERS, DEMO_QUESTION, CorpusError, build_index, embed,
@@ -89,8 +91,10 @@ class Retriever:
         return [(self.pos[c], 1.0 - d) for c, d in zip(r["ids"][0], r["distances"][0]) if c in self.pos]
 
     def passage(self, i, **scores):
+        """A chunk as a passage; "where" ('handbook.pdf p. 12 · Admissions') only when it has a page or section."""
         m = self.metas[i]
-        return {"chunk_id": self.ids[i], "doc": m["doc"], "title": m["title"], "text": self.texts[i], **scores}
+        shown = {"where": where(m)} if m.get("page") or m.get("section") else {}
+        return {"chunk_id": self.ids[i], "doc": m["doc"], "title": m["title"], "text": self.texts[i], **shown, **scores}
 
     def retrieve(self, query, k=4, depth=12, method="fused", qvec=None):
         """See retrieve_chunks()."""
@@ -185,7 +189,8 @@ def fuse(dense_hits, bm25_hits, doc_of, k):
 
 
 def retrieve_chunks(query, k=4, depth=12, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, method="fused", qvec=None):
-    """Question -> k passages, each {id: 'S1', chunk_id, doc, title, text, score, dense, bm25, found_by}.
+    """Question -> k passages, each {id: 'S1', chunk_id, doc, title, text, score, dense, bm25, found_by}, and
+    where ('handbook.pdf p. 12 · Admissions') when the chunk has a page or a section.
 
     `qvec` is the query's embedding when the caller has it already (batch evaluation)."""
     return get_retriever(corpus, chunker).retrieve(query, k, depth, method, qvec)
@@ -322,6 +327,8 @@ def print_passages(passages):
         snippet = " ".join(p["text"].split())[:70]
         print(f"{p['id']:4} {p['chunk_id'][:52]:52} {'+'.join(p['found_by']):11} {p['score']:7.4f} "
               f"{fmt(p['dense'])} {fmt(p['bm25'])}  {snippet}")
+        if p.get("where"):
+            print(f"{'':4} {p['where']}")
         if p.get("via"):
             print(f"{'':4} {link_line(p)}")
 
@@ -338,7 +345,7 @@ def main():
     ap.add_argument("--depth", type=int, default=12, help="candidates taken from each retriever before fusion")
     ap.add_argument("--method", choices=METHODS, default="fused", help="retrieval method for a query")
     ap.add_argument("--chunker", choices=CHUNKERS, default=DEFAULT_CHUNKER, help="which collection")
-    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents")
+    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of documents (.txt .md .pdf .docx .html)")
     ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions for --eval")
     ap.add_argument("--eval", action="store_true", help="recall@k of every method on the golden file")
     ap.add_argument("--limit", type=int, default=0, help="evaluate only the first N golden questions")

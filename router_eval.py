@@ -175,7 +175,7 @@ def main():
     ap.add_argument("--k", type=int, default=multihop.HOP_K, help="chunks retrieved per sub-question / hop")
     ap.add_argument("--final-k", type=int, default=multihop.FINAL_K, help="chunks in every mode's final prompt")
     ap.add_argument("--max-hops", type=int, default=decompose.MAX_PARTS, help="sub-questions / hops at most")
-    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents")
+    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of documents (.txt .md .pdf .docx .html)")
     ap.add_argument("--chunker", default=DEFAULT_CHUNKER, help="which collection to retrieve from")
     ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions")
     ap.add_argument("--json", type=Path, help="write the report here")

@@ -2,7 +2,7 @@
 
     python vector_index.py                # build/update the default collection (titled) over corpus/
     python vector_index.py --all          # all three chunkers: fixed, sentence, titled
-    python vector_index.py --corpus DIR   # any folder of .txt / .md files (kept apart from corpus/)
+    python vector_index.py --corpus DIR   # any folder of .txt .md .pdf .docx .html files (kept apart from corpus/)
 
 Expected output: the resolved settings, a progress bar while embedding, then one line per chunker:
     titled    docs 2884  chunks 3514  embedded 3514  deleted 0  kept 0  skipped 0  102.3 s
@@ -16,11 +16,18 @@ re-embedded, a deleted file's chunks are removed, and a build killed halfway lea
 next run simply completes. A file that fails to load keeps whatever it had in the index.
 A lock file serialises two builds of the same collection.
 
+Chunks never cross a page or a section (lab/documents.py reads the files and says where each part comes from); the
+chunkers then cut each page or section. Every chunk's metadata holds its document, title, file, character span
+(start, end) in the document's text, and its page (PDF) and heading path ("Admissions > Prerequisites") when it has
+them. Chunk IDs: `<doc>#<n>` (n counts the document's chunks from 0: `hartmoor#0`, as ever for .txt and .md), and
+`<doc>#p<page>-<n>` for a PDF (n counts the page's chunks: `handbook-pdf#p12-0`). A file that cannot be read
+(encrypted, no text layer, corrupt, over a limit, mostly not English) gets one warning line and is skipped.
+
 `CHROMA_HOST` (and `CHROMA_PORT`, default 8000) switch from the on-disk store under `.rag/` to a Chroma
 server (`chroma run --path DIR`); one that does not answer its heartbeat within CHROMA_TIMEOUT is an error, not a
 hang. `RAG_INDEX_DIR` moves the on-disk store; `RAG_EMBED_MODEL` swaps the
 embedding model (any sentence-transformers name or path).
-Not handled: PDFs and other formats (skipped with a message), sentence splitting around abbreviations.
+Not handled: OCR and the other limits lab/documents.py lists, sentence splitting around abbreviations.
 """
 import argparse
 import hashlib
@@ -29,9 +36,9 @@ import os
 import re
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
+from lab.documents import EXTENSIONS, MAX_FILE_MB, Block, Doc, doc_id, read_document  # noqa: F401 (the API)
 from lab.cache import index_dir
 
 HERE = Path(__file__).parent
@@ -42,8 +49,6 @@ CHUNKERS = ("fixed", "sentence", "titled")
 DEFAULT_CHUNKER = "titled"       # the lab's best: each chunk prefixed with its document's title
 CHUNK_WORDS = 120                # well inside MiniLM's 256-token window
 OVERLAP_WORDS = 20               # fixed chunker only
-EXTENSIONS = (".txt", ".md")
-MAX_FILE_MB = 5                  # bigger files are skipped with a message (--max-mb raises it)
 CHROMA_TIMEOUT = 10             # seconds a Chroma server gets to answer its heartbeat (CHROMA_HOST)
 EMBED_BATCH = 256                # chunks per embed + add call (one progress-bar step)
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])")
@@ -53,42 +58,15 @@ class CorpusError(RuntimeError):
     """A problem with the corpus or the index, phrased as one line that says how to fix it."""
 
 
-@dataclass
-class Doc:
-    id: str
-    title: str
-    text: str
-    hash: str
-
-
 def warn(msg):
     print(f"warning: {msg}", file=sys.stderr)
 
 
-def read_document(path, max_bytes=MAX_FILE_MB * 2**20):
-    """Path -> Doc, or raise ValueError with the reason the file cannot be used."""
-    size = path.stat().st_size
-    if size > max_bytes:
-        raise ValueError(f"{size / 2**20:.1f} MB is over the {max_bytes / 2**20:.0f} MB limit (--max-mb)")
-    raw = path.read_bytes()
-    if b"\x00" in raw[:8192]:
-        raise ValueError("binary file (contains NUL bytes)")
-    try:
-        content = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise ValueError(f"not valid UTF-8 (byte 0x{raw[e.start]:02x} at offset {e.start})") from None
-    if not content.strip():
-        raise ValueError("empty file")
-    lines = content.strip().splitlines()
-    title = lines[0].strip().lstrip("#").strip()[:200] if lines else path.stem
-    body = "\n".join(lines[1:]).strip() or content.strip()
-    return Doc(path.stem, title or path.stem, body, hashlib.sha1(content.encode()).hexdigest()[:16])
-
-
-def load_documents(folder, max_mb=MAX_FILE_MB, quiet=False):
+def load_documents(folder, max_mb=MAX_FILE_MB, quiet=False, max_pages=None, any_language=None):
     """Folder -> ({doc_id: Doc}, [doc ids of files that exist but could not be loaded]).
 
-    The document id is the file name without its extension. Every skipped file gets one warning line.
+    The document id is the file name without its extension for .txt/.md, with it for the others (documents.doc_id:
+    handbook.pdf -> 'handbook-pdf'). Every skipped file gets one warning line.
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -98,18 +76,20 @@ def load_documents(folder, max_mb=MAX_FILE_MB, quiet=False):
         if any(part.startswith(".") for part in path.relative_to(folder).parts):
             continue
         if path.suffix.lower() not in EXTENSIONS:
-            quiet or warn(f"{path}: unknown extension {path.suffix or '(none)'!r}, skipped (only .txt, .md)")
+            quiet or warn(f"{path}: unknown extension {path.suffix or '(none)'!r}, skipped "
+                          f"(only {', '.join(EXTENSIONS)})")
             continue
-        if path.stem in docs or path.stem in failed:  # the first file with an id decides, loaded or not
-            quiet or warn(f"{path}: duplicate document id {path.stem!r}, skipped")
+        key = doc_id(path)
+        if key in docs or key in failed:  # the first file with an id decides, loaded or not
+            quiet or warn(f"{path}: duplicate document id {key!r}, skipped")
             continue
         try:
-            docs[path.stem] = read_document(path, max_mb * 2**20)
+            docs[key] = read_document(path, max_mb * 2**20, max_pages, any_language)
         except (ValueError, OSError) as e:
             quiet or warn(f"{path}: {e}, skipped")
-            failed.append(path.stem)
+            failed.append(key)
     if not docs and not failed:
-        raise CorpusError(f"corpus folder {folder} has no .txt or .md documents")
+        raise CorpusError(f"corpus folder {folder} has no documents ({', '.join(EXTENSIONS)})")
     return docs, failed
 
 
@@ -118,25 +98,66 @@ def split_sentences(text):
     return [s.strip() for s in SENTENCE_END.split(text) if s.strip()]
 
 
-def chunk(doc, chunker):
-    """Doc -> list of chunk texts. fixed: word windows; sentence: whole sentences up to CHUNK_WORDS;
-    titled: the sentence chunks, each prefixed with the document title."""
+def sentence_spans(text):
+    """split_sentences with where each sentence is: 'A b. C d' -> [('A b.', 0, 4), ('C d', 5, 8)]."""
+    out, prev = [], 0
+    for m in [*SENTENCE_END.finditer(text), None]:
+        seg_end = m.start() if m else len(text)
+        seg = text[prev:seg_end]
+        if seg.strip():
+            start = prev + len(seg) - len(seg.lstrip())
+            out.append((seg.strip(), start, start + len(seg.strip())))
+        prev = m.end() if m else prev
+    return out
+
+
+def cut(text, chunker):
+    """One block's text -> [(piece, start, end)]. fixed: word windows; sentence: whole sentences up to CHUNK_WORDS."""
     if chunker == "fixed":
-        words = doc.text.split()
+        words = [(m.group(), m.start(), m.end()) for m in re.finditer(r"\S+", text)]
         step = CHUNK_WORDS - OVERLAP_WORDS
-        return [" ".join(words[i:i + CHUNK_WORDS]) for i in range(0, max(len(words) - OVERLAP_WORDS, 1), step)]
+        return [(" ".join(w for w, _, _ in words[i:i + CHUNK_WORDS]), words[i][1] if words else 0,
+                 words[min(i + CHUNK_WORDS, len(words)) - 1][2] if words else 0)
+                for i in range(0, max(len(words) - OVERLAP_WORDS, 1), step)]
+    if chunker not in CHUNKERS:
+        raise CorpusError(f"unknown chunker {chunker!r}: choose one of {', '.join(CHUNKERS)}")
     pieces, current = [], []
-    for sentence in split_sentences(doc.text):
-        if current and len(" ".join(current + [sentence]).split()) > CHUNK_WORDS:
-            pieces.append(" ".join(current))
+    for sentence in sentence_spans(text):
+        if current and len(" ".join([c[0] for c in current] + [sentence[0]]).split()) > CHUNK_WORDS:
+            pieces.append(current)
             current = []
         current.append(sentence)
-    pieces.append(" ".join(current))
-    if chunker == "titled":
-        return [f"{doc.title}\n{p}" for p in pieces]
-    if chunker == "sentence":
-        return pieces
-    raise CorpusError(f"unknown chunker {chunker!r}: choose one of {', '.join(CHUNKERS)}")
+    pieces.append(current)
+    return [(" ".join(c[0] for c in p), p[0][1] if p else 0, p[-1][2] if p else 0) for p in pieces]
+
+
+def chunk_spans(doc, chunker):
+    """Doc -> [(chunk text, start, end, Block)]: each block (a page, a section; the whole text when the document has
+    none) cut by the chunker; titled prefixes each piece with the document title. start/end: the span in doc.text."""
+    out = []
+    for b in doc.blocks or [Block(0, len(doc.text), 0, "")]:
+        for text, s, e in cut(doc.text[b.start:b.end], chunker):
+            out.append((f"{doc.title}\n{text}" if chunker == "titled" else text, b.start + s, b.start + e, b))
+    return out
+
+
+def chunk(doc, chunker):
+    """Doc -> list of chunk texts. fixed: word windows; sentence: whole sentences up to CHUNK_WORDS;
+    titled: the sentence chunks, each prefixed with the document title. No chunk crosses a page or a section."""
+    return [t for t, *_ in chunk_spans(doc, chunker)]
+
+
+def chunk_records(doc, chunker):
+    """Doc -> [(chunk id, text, metadata)]: `hartmoor#0`, `handbook-pdf#p12-0`; metadata with the provenance
+    (file, start, end, and page and section when there are)."""
+    spans, per_page, out = chunk_spans(doc, chunker), {}, []
+    for n, (text, start, end, b) in enumerate(spans):
+        k = per_page[b.page] = per_page.get(b.page, -1) + 1
+        meta = {"doc": doc.id, "title": doc.title, "n": n, "total": len(spans), "hash": doc.hash,
+                "file": doc.file, "start": start, "end": end,
+                **({"page": b.page} if b.page else {}), **({"section": b.section} if b.section else {})}
+        out.append((f"{doc.id}#p{b.page}-{k}" if b.page else f"{doc.id}#{n}", text, meta))
+    return out
 
 
 _MODEL = None
@@ -251,44 +272,47 @@ def get_all(col, include, page=5000):
 
 def plan_update(docs, failed, existing):
     """Decide what a build must do.
-    existing: {chunk_id: metadata} now in the collection -> (docs to embed, chunk ids to delete, kept count)
+    existing: {chunk_id: metadata} now in the collection -> (docs to embed, chunk ids to delete, kept count,
+    kept docs whose chunks lack the provenance an older build did not write: their metadata is filled in, no embedding)
     """
     by_doc = {}
     for cid, meta in existing.items():
         by_doc.setdefault(meta["doc"], []).append((cid, meta))
-    to_embed, to_delete, kept = [], [], 0
-    for doc_id, doc in docs.items():
-        have = by_doc.get(doc_id, [])
+    to_embed, to_delete, kept, to_annotate = [], [], 0, []
+    for key, doc in docs.items():
+        have = by_doc.get(key, [])
         if have and all(m["hash"] == doc.hash and m["total"] == len(have) for _, m in have):
             kept += 1
+            if any("start" not in m for _, m in have):
+                to_annotate.append(doc)
             continue
         to_embed.append(doc)
         to_delete += [cid for cid, _ in have]
     keep = set(docs) | set(failed)  # a file that failed to load keeps its old chunks
     to_delete += [cid for d, items in by_doc.items() if d not in keep for cid, _ in items]
-    return to_embed, to_delete, kept
+    return to_embed, to_delete, kept, to_annotate
 
 
-def build_index(corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, max_mb=MAX_FILE_MB, progress=True):
+def build_index(corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, max_mb=MAX_FILE_MB, progress=True, max_pages=None,
+                any_language=None):
     """Create or update one collection. Returns a dict of counts and seconds."""
     from filelock import FileLock
     from tqdm import tqdm
     start = time.time()
-    docs, failed = load_documents(corpus, max_mb)
+    docs, failed = load_documents(corpus, max_mb, max_pages=max_pages, any_language=any_language)
     name = collection_name(corpus, chunker)
     index_dir().mkdir(parents=True, exist_ok=True)
     with FileLock(str(index_dir() / f"{name}.lock")):
         col = get_collection(corpus, chunker, create=True)
         existing = dict(zip(*[get_all(col, ["metadatas"])[k] for k in ("ids", "metadatas")]))
-        to_embed, to_delete, kept = plan_update(docs, failed, existing)
+        to_embed, to_delete, kept, to_annotate = plan_update(docs, failed, existing)
         for i in range(0, len(to_delete), EMBED_BATCH * 4):
             col.delete(ids=to_delete[i:i + EMBED_BATCH * 4])
-        records = []
-        for doc in to_embed:
-            texts = chunk(doc, chunker)
-            records += [(f"{doc.id}#{n}", t, {"doc": doc.id, "title": doc.title, "n": n,
-                                              "total": len(texts), "hash": doc.hash})
-                        for n, t in enumerate(texts)]
+        notes = [(cid, meta) for doc in to_annotate for cid, _, meta in chunk_records(doc, chunker) if cid in existing]
+        for i in range(0, len(notes), EMBED_BATCH * 4):   # same ids, texts and vectors: only the metadata grows
+            part = notes[i:i + EMBED_BATCH * 4]
+            col.update(ids=[c for c, _ in part], metadatas=[m for _, m in part])
+        records = [r for doc in to_embed for r in chunk_records(doc, chunker)]
         bar = tqdm(total=len(records), desc=f"embed {chunker}", unit="chunk", disable=not progress or not records)
         for i in range(0, len(records), EMBED_BATCH):
             batch = records[i:i + EMBED_BATCH]
@@ -310,17 +334,22 @@ def build_index(corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, max_mb=MAX_FILE_MB, 
 def main():
     os.environ.setdefault("RAG_EMBED_THREADS", str(os.cpu_count() or 1))   # no model runs here: every core embeds
     ap = argparse.ArgumentParser(description="Build or update the Chroma index of a corpus folder.")
-    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents (default corpus/)")
+    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR,
+                    help="folder of .txt .md .pdf .docx .html documents (default corpus/)")
     ap.add_argument("--chunker", choices=CHUNKERS, default=DEFAULT_CHUNKER, help="which collection to build")
     ap.add_argument("--all", action="store_true", help="build all three chunkers")
-    ap.add_argument("--max-mb", type=float, default=MAX_FILE_MB, help="skip files bigger than this")
+    ap.add_argument("--max-mb", type=float, default=MAX_FILE_MB, help="skip text files (or texts) bigger than this")
+    ap.add_argument("--max-pages", type=int, help="skip PDFs with more pages (default RAG_MAX_PAGES, else 200)")
+    ap.add_argument("--any-language", action="store_true", help="keep texts that are mostly not English too "
+                                                                 "(RAG_ANY_LANGUAGE=1)")
     args = ap.parse_args()
     chunkers = CHUNKERS if args.all else (args.chunker,)
     where = f"Chroma server {os.environ['CHROMA_HOST']}" if os.environ.get("CHROMA_HOST") else index_dir()
     print(f"corpus={args.corpus} chunkers={','.join(chunkers)} store={where}")
     try:
         for c in chunkers:
-            r = build_index(args.corpus, c, args.max_mb)
+            r = build_index(args.corpus, c, args.max_mb, max_pages=args.max_pages,
+                            any_language=args.any_language or None)
             print(f"{c:9} docs {r['docs']:5}  chunks {r['chunks']:6}  embedded {r['embedded']:6}  deleted "
                   f"{r['deleted']:5}  kept {r['kept']:5}  skipped {r['skipped']:3}  {r['seconds']:6.1f} s")
     except CorpusError as e:

@@ -36,7 +36,7 @@ def main():
     ap.add_argument("--limit", type=int, default=10, help="golden questions (half single, half multi)")
     ap.add_argument("--styles", default=DEFAULT_STYLE, help=f"comma-separated prompt styles of {', '.join(STYLES)}")
     ap.add_argument("--order", choices=ORDERS, default="best_first", help="order of the passages in the prompt")
-    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents")
+    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of documents (.txt .md .pdf .docx .html)")
     ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions")
     ap.add_argument("--ask", help="verify the answer to this one question instead")
     ap.add_argument("--fresh", action="store_true", help="ignore cached per-question results")

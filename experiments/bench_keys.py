@@ -44,7 +44,7 @@ def stats(ms):
 
 def main():
     ap = argparse.ArgumentParser(description="What computing the cache keys costs per question (no model call).")
-    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents")
+    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of documents (.txt .md .pdf .docx .html)")
     ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions")
     ap.add_argument("--repeat", type=int, default=5, help="rounds over all questions")
     ap.add_argument("--json", type=Path, help="write the figures here")

@@ -2,6 +2,7 @@
 
     python -m experiments.bench_retrieval   # everything below, writes results/bench_retrieval.json
     python -m experiments.bench_retrieval --docs 500 --synthetic 20000 --queries 100   # a quicker run
+    python -m experiments.bench_retrieval --ingest-only      # reading PDF/Word/HTML only (~1 min), updates the JSON
 
 Expected output (~8 minutes on 2 cores, most of it embedding and building the 100k-chunk collection,
 which is cached under .rag/bench/ for the next run): one table of figures, e.g.
@@ -16,7 +17,10 @@ What is timed:
   built from an empty names cache and reloaded from it;
 - 100k: synthetic chunks made from the corpus (sentences of two real chunks spliced; vectors are a real
   chunk's vector plus noise, renormalised), so BM25 postings and HNSW neighbourhoods look like real data;
-- overlap@10: Chroma's HNSW top 10 against exact cosine top 10 over the same vectors.
+- overlap@10: Chroma's HNSW top 10 against exact cosine top 10 over the same vectors;
+- ingestion (--ingest DIR, default catalogue/docs): `lab.documents.read_document` over every file of each format,
+  best of 3 rounds, in pages/s for PDF and docs/s for the others (reading only: no chunking, no embedding); then the
+  whole first build of the folder (read, chunk, embed) into a fresh store, in docs/s and chunks/s.
 """
 import argparse
 import json
@@ -33,7 +37,7 @@ import numpy as np
 
 import vector_index as vi
 from lab import links
-from lab.cache import Cache, index_dir
+from lab.cache import Cache, index_dir, portable
 from retrieve import GOLDEN, Retriever, get_retriever, load_golden
 
 ROOT = Path(__file__).parent.parent   # the repository (this file is in experiments/)
@@ -64,6 +68,47 @@ def bench_build(n_docs, rounds=2):
             raws.append(len(texts) / (time.perf_counter() - t))
     return {"docs": n_docs, "chunks": len(texts), "build_chunks_per_s": max(builds),
             "raw_embed_chunks_per_s": max(raws), "ratio": max(builds) / max(raws), "rounds": rounds}
+
+
+def bench_ingest(folder, rounds=3):
+    """Reading files by format (best of `rounds`), then one first build of the whole folder into a fresh store."""
+    from lab.documents import EXTENSIONS, read_document
+    vi.embed(["warm-up"])
+    files = sorted(p for p in Path(folder).rglob("*") if p.is_file() and p.suffix.lower() in EXTENSIONS)
+    out = {"folder": portable(str(Path(folder).resolve())), "rounds": rounds}
+    for kind in ("pdf", "docx", "html", "md", "txt"):
+        group = [p for p in files if {"htm": "html"}.get(p.suffix.lower()[1:], p.suffix.lower()[1:]) == kind]
+        if not group:
+            continue
+        docs, best = [read_document(p) for p in group], float("inf")
+        for _ in range(rounds):
+            t = time.perf_counter()
+            for p in group:
+                read_document(p)
+            best = min(best, time.perf_counter() - t)
+        pages = sum(max((b.page for b in d.blocks), default=0) for d in docs)
+        out[kind] = {"files": len(group), "pages": pages, "mb": sum(p.stat().st_size for p in group) / 2**20,
+                     "seconds": best, "docs_per_s": len(group) / best, "pages_per_s": pages / best if pages else None}
+    with tempfile.TemporaryDirectory() as tmp, patch.dict(os.environ, {"RAG_INDEX_DIR": tmp}):
+        report = vi.build_index(Path(folder), vi.DEFAULT_CHUNKER, progress=False)
+    out["build"] = {"docs": report["docs"], "chunks": report["embedded"], "seconds": report["seconds"],
+                    "chunks_per_s": report["embedded"] / report["seconds"]}
+    return out
+
+
+def ingest_rows(g):
+    rate = lambda f: (f"{f['pages_per_s']:.0f} pages/s, " if f["pages_per_s"] else "") + f"{f['docs_per_s']:.0f} docs/s"
+    rows = [(f"read {k.upper()}: {g[k]['files']} files" + (f", {g[k]['pages']} pages" if g[k]["pages"] else ""),
+             rate(g[k])) for k in ("pdf", "docx", "html", "md", "txt") if k in g]
+    b = g["build"]
+    return rows + [(f"first build of {Path(g['folder']).name}/ ({b['chunks']} chunks)",
+                    f"{b['seconds']:.1f} s, {b['chunks_per_s']:.1f} chunks/s")]
+
+
+def print_rows(rows):
+    print(f"\n{'figure':48} value")
+    for name, value in rows:
+        print(f"{name:48} {value}")
 
 
 def bench_rerun():
@@ -146,7 +191,20 @@ def main():
     ap.add_argument("--queries", type=int, default=300, help="golden questions used as queries")
     ap.add_argument("--fresh", action="store_true", help="rebuild the cached synthetic collection")
     ap.add_argument("--json", type=Path, default=ROOT / "results" / "bench_retrieval.json", help="where to write")
+    ap.add_argument("--ingest", type=Path, default=ROOT / "catalogue" / "docs",
+                    help="folder of PDF/Word/HTML/Markdown files whose reading is timed (default catalogue/docs)")
+    ap.add_argument("--ingest-only", action="store_true",
+                    help="measure reading --ingest only; the JSON's other figures stay as they are")
     args = ap.parse_args()
+    if not args.ingest.is_dir():
+        sys.exit(f"bench_retrieval: --ingest folder {args.ingest} does not exist")
+    if args.ingest_only:
+        res = json.loads(args.json.read_text()) if args.json.exists() else {}
+        res["ingest"] = bench_ingest(args.ingest)
+        print_rows(ingest_rows(res["ingest"]))
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(res, indent=1) + "\n")
+        return print(f"\nwrote {args.json}")
     print(f"docs={args.docs} synthetic={args.synthetic} queries={args.queries} store={index_dir()}")
     try:
         base = get_retriever()
@@ -168,6 +226,7 @@ def main():
     res["synthetic"] = {"chunks": len(big.ids), **latency(big, questions, qvecs, repeats=2),
                         "overlap_at_10": overlap_at_10(col, vecs, ids, qvecs)}
     res["synthetic"]["chain"] = chain_figures(big, questions, qvecs)
+    res["ingest"] = bench_ingest(args.ingest)
     b = res["build"]
     rows = [("build chunks/s (titled, model loaded)", f"{b['build_chunks_per_s']:.1f}"),
             ("raw embed() chunks/s, same chunks", f"{b['raw_embed_chunks_per_s']:.1f}"),
@@ -182,9 +241,7 @@ def main():
                  (f"chain links built / reloaded s at {r['chunks']:,} chunks",
                   f"{r['chain']['links_build_s']:.1f} / {r['chain']['links_cached_s']:.1f}"),
                  (f"HNSW overlap@10 vs exact at {r['chunks']:,} chunks", f"{r['overlap_at_10']:.3f}")]
-    print(f"\n{'figure':48} value")
-    for name, value in rows:
-        print(f"{name:48} {value}")
+    print_rows(rows + ingest_rows(res["ingest"]))
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(res, indent=1) + "\n")
     print(f"\nwrote {args.json}")

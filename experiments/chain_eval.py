@@ -84,7 +84,7 @@ def main():
     ap.add_argument("--split", choices=("dev", "test"),
                     help="one half of the golden file (links.split_of); default all")
     ap.add_argument("--k", default="2,4", help="passages per question, comma list (default 2,4)")
-    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of .txt/.md documents")
+    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of documents (.txt .md .pdf .docx .html)")
     ap.add_argument("--chunker", default=DEFAULT_CHUNKER, help="which collection")
     ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions")
     ap.add_argument("--json", type=Path, help="write the report here")

@@ -12,7 +12,7 @@ checks.check_file), one per expected file not found (with the command that write
 The archive: manifest.json and files/<path>. The manifest records per file the script, command (benchmark.py
 records its own, otherwise inferred from the shape), settings, size and sha256; the model (llm.engine_info() and
 the GGUF's sha256: engine.GGUF_SHA256 for the bundled one, another RAG_GGUF is hashed); the corpus and golden
-fingerprints (sha256 over the .txt/.md files' names and contents, and of the golden file); the installed version
+fingerprints (sha256 over the documents' names and contents, and of the golden file); the installed version
 of every package requirements.txt pins; the git commit and the paths that differ from it. What grade.py reads of a
 hand-in is here too: the archive (read_handin), the manifest against the course's (Course, fingerprints), and the
 rubric (the files it names, whether it can be used, its bars).
@@ -35,6 +35,7 @@ from pathlib import Path
 
 from grading.checks import NUM, Golden, check_file, infer_script, sha256
 from lab.cache import portable
+from lab.documents import EXTENSIONS
 from retrieve import CORPUS_DIR, GOLDEN, load_golden
 from vector_index import CorpusError
 
@@ -46,12 +47,13 @@ OPS = {">=": lambda a, b: a >= b, ">": lambda a, b: a > b, "<=": lambda a, b: a 
 
 
 def corpus_fingerprint(folder):
-    """sha256 over the sorted names and contents of the .txt/.md files the lab reads (vector_index.load_documents:
-    hidden parts skipped) -> {"files": n, "sha256": ...}; a copy of the folder anywhere gives the same value."""
+    """sha256 over the sorted names and contents of the files the lab reads (lab.documents.EXTENSIONS; hidden
+    parts skipped, as vector_index.load_documents) -> {"files": n, "sha256": ...}; a copy of the folder anywhere
+    gives the same value."""
     folder, h, n = Path(folder), hashlib.sha256(), 0
     for p in sorted(folder.rglob("*")):
         rel = p.relative_to(folder)
-        if p.is_file() and p.suffix.lower() in (".txt", ".md") and not any(s.startswith(".") for s in rel.parts):
+        if p.is_file() and p.suffix.lower() in EXTENSIONS and not any(s.startswith(".") for s in rel.parts):
             h.update(f"{rel.as_posix()}\0{sha256(p.read_bytes())}\n".encode())
             n += 1
     return {"files": n, "sha256": h.hexdigest()}

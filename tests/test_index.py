@@ -79,7 +79,9 @@ def test_partial_document_is_completed_on_rerun(own_corpus):
     ("blank.txt", b"  \n\n ", "empty file"),
     ("binary.txt", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary file"),
     ("latin1.txt", "Caf\u00e9 cr\u00e8me\nna\u00efve".encode("latin-1"), "not valid UTF-8 (byte 0xe9 at offset 3)"),
-    ("notes.pdf", b"%PDF-1.4", "unknown extension '.pdf'"),
+    ("notes.pdf", b"%PDF-1.4", "corrupt PDF (PDFium: Data format error)"),
+    ("notes.docx", b"PK\x03\x04 not a zip", "corrupt Word file (BadZipFile"),
+    ("slides.pptx", b"PK", "unknown extension '.pptx', skipped (only .txt, .md, .pdf, .docx, .html, .htm)"),
 ])
 def test_bad_files_get_one_line_and_the_rest_loads(own_corpus, capsys, name, content, reason):
     (own_corpus / name).write_bytes(content)
@@ -109,7 +111,7 @@ def test_a_file_that_turns_bad_keeps_its_indexed_chunks(own_corpus):
 
 def test_empty_and_missing_folders_are_one_line_errors(tmp_path):
     (tmp_path / "empty").mkdir()
-    with pytest.raises(vi.CorpusError, match="has no .txt or .md documents"):
+    with pytest.raises(vi.CorpusError, match=r"has no documents \(\.txt, \.md, \.pdf"):
         vi.load_documents(tmp_path / "empty")
     with pytest.raises(vi.CorpusError, match="does not exist"):
         vi.load_documents(tmp_path / "nowhere")
@@ -126,8 +128,8 @@ def test_cli_empty_folder_exits_with_one_line(tmp_path):
     r = subprocess.run([sys.executable, str(ROOT / "vector_index.py"), "--corpus", str(tmp_path / "empty")],
                        capture_output=True, text=True)
     assert r.returncode == 1
-    assert r.stderr.strip().splitlines() == [f"vector_index: corpus folder {tmp_path / 'empty'} has no .txt or .md "
-                                             "documents"]
+    assert r.stderr.strip().splitlines() == [f"vector_index: corpus folder {tmp_path / 'empty'} has no documents "
+                                             "(.txt, .md, .pdf, .docx, .html, .htm)"]
 
 
 def test_embedding_leaves_the_cores_to_llama_cpp(monkeypatch):

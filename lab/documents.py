@@ -1,0 +1,353 @@
+"""Read one document file into its text and where each part of it comes from (page, heading path).
+
+    from lab.documents import read_document
+    doc = read_document(Path("handbook.pdf"))   # Doc(id='handbook-pdf', title=..., text=..., hash=..., blocks=[...])
+    doc.blocks[11]    # Block(start=20431, end=22290, page=12, section='')
+    where({"file": "handbook.pdf", "page": 12, "section": "Admissions > Prerequisites"})
+                      # -> 'handbook.pdf p. 12 · Admissions > Prerequisites'
+
+The formats and the library that reads each (chosen by `python -m experiments.loaders_choice`, whose figures are in
+results/loaders_choice.txt):
+- .txt, .md: as the lab always read them: line 1 is the title, the rest the text. A Markdown file's headings
+  (markdown-it-py, CommonMark: a `#` inside a code block is no heading) cut it into sections.
+- .pdf (pypdfium2, PDFium's text layer): one block per page; the title is the PDF's own, else its first line.
+- .docx (python-docx): paragraphs and tables in document order; Title and Heading 1-9 styles give the sections.
+- .html, .htm (BeautifulSoup on lxml): the main text (<main>, else <article>, else <body>) without scripts, menus,
+  headers, footers, sidebars and cookie banners; h1-h6 give the sections.
+A block is a span of the document's text that no chunk crosses (vector_index.chunk): a page, a section.
+
+A file that cannot be used raises ValueError with the reason in a few words, which vector_index prints on one line
+and skips: an encrypted PDF, a PDF with no text layer, a corrupt file, a file over the size or page limit
+(MAX_FILE_MB, MAX_BINARY_MB, MAX_PAGES or RAG_MAX_PAGES), a PDF/Word/HTML text that is mostly not English
+(not_english: the embedding model reads English; RAG_ANY_LANGUAGE=1 keeps every language). .txt and .md files are
+read as the lab always read them, in any language: its corpora and its injected documents (some partly in another
+language on purpose) are .txt.
+A PDF's page numbers and running header and footer (a line that opens or closes most pages) are dropped.
+Not handled: OCR, passwords, .doc/.pptx/.rtf, text in images, PDF outlines as sections, tables kept as tables (a
+row becomes one line, its cells joined by " | "), PDFs with fewer than 3 pages keep their headers.
+"""
+import hashlib
+import io
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+TEXT_EXTENSIONS = (".txt", ".md")
+EXTENSIONS = (".txt", ".md", ".pdf", ".docx", ".html", ".htm")
+MAX_FILE_MB = 5          # a text file (.txt .md .html) or the text of a PDF/Word file over this is skipped (--max-mb)
+MAX_BINARY_MB = 100      # a PDF or Word file on disk (its images and fonts count) over this is skipped unread
+MAX_PAGES = 200          # a PDF with more pages is skipped (--max-pages, RAG_MAX_PAGES)
+READER = "2"             # part of a PDF/Word/HTML file's hash: bump it when a reader's output changes (re-embeds them)
+MIN_WORDS_JUDGED = 20    # texts shorter than this are never called "not English"
+ENGLISH = frozenset("the of and to is was for that with as by at from his her it are were be this which or he she has "
+                    "had its their not but have also they who been into than".split())
+OTHERS = frozenset("""les est une dans pour qui sur avec sont au aux ces cette mais pas ont été
+und das ist nicht mit zu ein eine sich auch auf für wird sind werden oder bei nach aus wie
+por con una para es lo como pero más fue sus entre también il che della delle per non sono gli
+nella degli alla anche het een van niet zijn voor ook dat wordt werd och att det är som för på inte av ett til ikke
+er og não uma com em os são pelo pela mais się nie że jest oraz jak ve bir bu için ile olarak yang dan dengan untuk
+tidak ini itu dari""".split())   # frequent words of 14 other languages that English text does not use (no particles
+                                   # of names: la, le, el, los, de, del, di, du, der, van, von)
+LETTERS = re.compile(r"[^\W\d_]+")
+PAGE_NUMBER = re.compile(r"(?:page|p\.|pg\.?)?\s*[-–]?\s*\d+\s*[-–]?(?:\s*(?:/|of)\s*\d+)?", re.I)
+BOILERPLATE = re.compile(r"(^|[-_ ])(nav|navbar|navigation|menu|breadcrumbs?|footer|site-footer|sidebar|cookies?|"
+                         r"cookie-notice|consent|social|skip-link|advert|ads)([-_ ]|$)", re.I)
+DROP_TAGS = ["script", "style", "noscript", "template", "svg", "form", "nav", "header", "footer", "aside", "iframe",
+             "button", "select"]
+BLOCK_TAGS = {"p", "div", "section", "article", "main", "li", "tr", "pre", "blockquote", "dd", "dt", "figcaption",
+              "caption", "body", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "table"}
+
+
+class Block(NamedTuple):
+    start: int      # character span [start, end) of Doc.text
+    end: int
+    page: int       # 1-based PDF page, 0 when the format has none
+    section: str    # heading path "Admissions > Prerequisites", '' when none
+
+
+@dataclass
+class Doc:
+    id: str
+    title: str
+    text: str
+    hash: str
+    file: str = ""                               # the file's name, as shown in citations
+    blocks: list = field(default_factory=list)   # [Block]; empty: the whole text is one block
+
+
+def doc_id(path):
+    """handbook.txt -> 'handbook' (as ever); handbook.pdf -> 'handbook-pdf', so both can sit in one folder."""
+    return path.stem if path.suffix.lower() in TEXT_EXTENSIONS else f"{path.stem}-{path.suffix.lower()[1:]}"
+
+
+def where(meta):
+    """A chunk's provenance as the CLIs show it, '' when it has neither page nor section.
+    {'file': 'handbook.pdf', 'page': 12, 'section': 'Admissions > Prerequisites'}
+    -> 'handbook.pdf p. 12 · Admissions > Prerequisites'"""
+    if not meta.get("page") and not meta.get("section"):
+        return ""
+    page = f" p. {meta['page']}" if meta.get("page") else ""
+    return f"{meta.get('file') or meta.get('doc', '')}{page}" + (f" · {meta['section']}" if meta.get("section") else "")
+
+
+def max_pages():
+    return int(os.environ.get("RAG_MAX_PAGES") or MAX_PAGES)
+
+
+def not_english(text):
+    """Why a text is mostly not English, or None. A cheap rule, no model: most letters outside the Latin script, or
+    frequent words of other languages outnumbering English ones 2:1. Lists and tables of names, which hold neither,
+    pass. 'Der Kurs beginnt im Oktober und ist ...' -> 'mostly not English (31% ... )'"""
+    words = LETTERS.findall(text.lower())
+    if len(words) < MIN_WORDS_JUDGED:
+        return None
+    letters = sum(map(len, words))
+    latin = sum(c.isascii() or "\u00c0" <= c <= "\u024f" for w in words for c in w) / letters
+    if latin < 0.5:
+        return f"mostly not English ({1 - latin:.0%} of its letters are not Latin script)"
+    en, other = (sum(w in s for w in words) / len(words) for s in (ENGLISH, OTHERS))
+    if other >= 0.10 and other > 2 * en:
+        return f"mostly not English ({other:.0%} of its words are common words of other languages, {en:.0%} English)"
+    return None
+
+
+def read_document(path, max_bytes=MAX_FILE_MB * 2**20, pages=None, any_language=None):
+    """Path -> Doc, or raise ValueError with the reason the file cannot be used (vector_index prints it)."""
+    kind = path.suffix.lower()
+    if kind not in EXTENSIONS:
+        raise ValueError(f"unknown extension {path.suffix or '(none)'!r} (only {', '.join(EXTENSIONS)})")
+    size, limit = path.stat().st_size, max_bytes if kind not in (".pdf", ".docx") else MAX_BINARY_MB * 2**20
+    if size > limit:
+        raise ValueError(f"{size / 2**20:.1f} MB is over the {limit / 2**20:.0f} MB limit"
+                         + (" (--max-mb)" if limit == max_bytes else ""))
+    raw = path.read_bytes()
+    if kind in TEXT_EXTENSIONS:
+        doc = read_text(raw, path, markdown=kind == ".md")
+    else:
+        readers = {".pdf": lambda: read_pdf(raw, max_pages() if pages is None else pages),
+                   ".docx": lambda: read_docx(raw), ".html": lambda: read_html(raw), ".htm": lambda: read_html(raw)}
+        title, text, blocks = readers[kind]()
+        if not text.strip():
+            raise ValueError("no text found")
+        if len(text.encode()) > max_bytes:
+            raise ValueError(f"its text, {len(text.encode()) / 2**20:.1f} MB, is over the "
+                             f"{max_bytes / 2**20:.0f} MB limit (--max-mb)")
+        keep_all = os.environ.get("RAG_ANY_LANGUAGE") == "1" if any_language is None else any_language
+        if not keep_all and (why := not_english(text)):
+            raise ValueError(why + "; RAG_ANY_LANGUAGE=1 keeps it")
+        doc = Doc(doc_id(path), (title or path.stem).strip()[:200], text,
+                  hashlib.sha1(raw + READER.encode()).hexdigest()[:16], path.name, blocks)
+    return doc
+
+
+def read_text(raw, path, markdown=False):
+    """A .txt/.md file as the lab always read it: line 1 the title, the rest the text (one block; Markdown: one per
+    section)."""
+    if b"\x00" in raw[:8192]:
+        raise ValueError("binary file (contains NUL bytes)")
+    try:
+        content = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"not valid UTF-8 (byte 0x{raw[e.start]:02x} at offset {e.start})") from None
+    if not content.strip():
+        raise ValueError("empty file")
+    lines = content.strip().splitlines()
+    title = lines[0].strip().lstrip("#").strip()[:200] if lines else path.stem
+    body = "\n".join(lines[1:]).strip() or content.strip()
+    doc = Doc(path.stem, title or path.stem, body, hashlib.sha1(content.encode()).hexdigest()[:16], path.name)
+    doc.blocks = markdown_blocks(body) if markdown else []
+    return doc
+
+
+def markdown_blocks(text):
+    """Sections of a Markdown text, cut at its headings: '# A\\nx\\n## B\\ny' -> blocks 'A' and 'A > B'. [] (one
+    block) when it has no heading."""
+    from markdown_it import MarkdownIt
+    tokens = MarkdownIt("commonmark").parse(text)
+    heads = [(int(t.tag[1]), t.map[0], tokens[i + 1].content.strip()) for i, t in enumerate(tokens)
+             if t.type == "heading_open" and t.map]
+    if not heads:
+        return []
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    return sections([(starts[line], level, title) for level, line, title in heads], text)
+
+
+def sections(heads, text):
+    """[(offset, level, heading)] of a text -> [Block] cut at each heading, each with its heading path. A text before
+    the first heading is a block without a section; a heading with nothing under it but a subheading joins the
+    subheading's block ('Admissions' then 'Prerequisites' -> one block 'Admissions > Prerequisites')."""
+    blocks, stack, held = [], [], None
+    if heads and heads[0][0] > 0:
+        blocks.append(Block(0, heads[0][0], 0, ""))
+    for n, (start, level, head) in enumerate(heads):
+        stack = [(lv, h) for lv, h in stack if lv < level] + [(level, head)]
+        end = heads[n + 1][0] if n + 1 < len(heads) else len(text)
+        empty = not text[start:end].replace(head, "", 1).strip(" \t\n#=-")
+        if n + 1 < len(heads) and heads[n + 1][1] > level and empty:
+            held = start if held is None else held
+            continue
+        blocks.append(Block(start if held is None else held, end, 0, " > ".join(h for _, h in stack)))
+        held = None
+    return blocks
+
+
+def assemble(parts):
+    """[(heading level or None, line)] -> (text, [Block]): lines joined by newlines, cut into sections at headings."""
+    text, heads, pos = [], [], 0
+    for level, line in parts:
+        if level is not None:
+            heads.append((pos, level, line))
+        text.append(line)
+        pos += len(line) + 1
+    joined = "\n".join(text)
+    return joined, sections(heads, joined) if heads else []
+
+
+def read_pdf(raw, pages=MAX_PAGES):
+    """PDF bytes -> (title, text, one Block per page that has text)."""
+    title, texts = pdf_pages(raw, pages)
+    if not any(texts):
+        raise ValueError("no text layer: OCR is not supported")
+    texts = strip_running(texts)
+    out, blocks, pos = [], [], 0
+    for n, t in enumerate(texts, 1):
+        if t:
+            out.append(t)
+            blocks.append(Block(pos, pos + len(t), n, ""))
+            pos += len(t) + 2
+    if title.lower() in ("", "untitled"):   # reportlab's default title is 'untitled'
+        title = next(line for line in out[0].splitlines() if line.strip())
+    return title, "\n\n".join(out), blocks
+
+
+def strip_running(texts, edge=2):
+    """Pages' texts without their running header and footer: among the first and last `edge` lines of each page, a
+    page number ('Page 3', '3 of 40', '- 3 -') that counts with the pages, and a line that opens or closes at least
+    60% of the pages word for word (needs 3 pages).
+    ['Guide\nPage 1\nWelcome', 'Guide\nPage 2\nRules', 'Guide\nPage 3\nMaps'] -> ['Welcome', 'Rules', 'Maps'].
+    A number alone that does not count with the pages (a table's last cell) stays."""
+    pages = [t.splitlines() for t in texts]
+    at_edges = lambda lines: {" ".join(x.split()) for x in lines[:edge] + lines[-edge:] if x.strip()}
+    counts = Counter(x for lines in pages for x in at_edges(lines))
+    full = sum(bool(t) for t in texts)
+    running = {x for x, c in counts.items() if full >= 3 and c >= 0.6 * full}
+    edges = lambda lines: [x for i, x in enumerate(lines) if i < edge or i >= len(lines) - edge]
+    numbered = lambda x: int(re.search(r"\d+", x).group()) if PAGE_NUMBER.fullmatch(x.strip()) else None
+    offsets = Counter(o for n, lines in enumerate(pages, 1)
+                      for o in {numbered(x) - n for x in edges(lines) if numbered(x) is not None})
+    # printed numbers may start at another number than 1: the offset most pages share, seen on 2 pages at least
+    offset = max(offsets, key=lambda o: (offsets[o], o == 0), default=0)
+    offset = offset if offsets[offset] >= 2 else 0
+    drop = lambda x, n: " ".join(x.split()) in running or (numbered(x) is not None and numbered(x) - n == offset)
+    return ["\n".join(x for i, x in enumerate(lines) if not ((i < edge or i >= len(lines) - edge) and drop(x, n)))
+            .strip() for n, lines in enumerate(pages, 1)]
+
+
+def pdf_pages(raw, pages=MAX_PAGES):
+    """PDF bytes -> (its metadata title, [text of each page]) read by pypdfium2 (PDFium, Chromium's PDF engine)."""
+    import pypdfium2 as pdfium
+    try:
+        pdf = pdfium.PdfDocument(raw)
+    except pdfium.PdfiumError as e:
+        if "password" in str(e).lower():
+            raise ValueError("encrypted PDF (it needs a password)") from None
+        raise ValueError(f"corrupt PDF ({str(e).rstrip('.').split('(')[-1].rstrip(')')})") from None
+    try:
+        if len(pdf) > pages:
+            raise ValueError(f"{len(pdf)} pages is over the {pages}-page limit (--max-pages, RAG_MAX_PAGES)")
+        texts = []
+        for i in range(len(pdf)):
+            page = pdf[i]
+            tp = page.get_textpage()
+            # PDFium marks a word it joined across a line end with U+FFFE, and ends lines with \r\n
+            texts.append(tp.get_text_range().replace("\ufffe", "").replace("\r\n", "\n").replace("\r", "\n").strip())
+            tp.close()
+            page.close()
+        return (pdf.get_metadata_dict().get("Title") or "").strip(), texts
+    finally:
+        pdf.close()
+
+
+def read_docx(raw):
+    """Word bytes -> (title, text, section blocks): paragraphs and table rows in order; headings by style."""
+    title, parts = docx_parts(raw)
+    text, blocks = assemble(parts)
+    return title or (parts[0][1] if parts else ""), text, blocks
+
+
+def docx_parts(raw):
+    """Word bytes -> (title, [(heading level or None, line)]) by python-docx: the Title style (or the file's title
+    property) is the title; Heading 1-9 styles are headings; a table row is a line, its cells joined by " | "."""
+    import zipfile
+
+    import docx
+    from docx.table import Table
+    from docx.text.paragraph import Paragraph
+    try:
+        d = docx.Document(io.BytesIO(raw))
+    except (zipfile.BadZipFile, KeyError, ValueError) as e:
+        raise ValueError(f"corrupt Word file ({type(e).__name__}: {str(e)[:60]})") from None
+    parts, title = [], (d.core_properties.title or "").strip()
+    for block in d.element.body.iterchildren():
+        tag = block.tag.rsplit("}", 1)[-1]
+        if tag == "p":
+            p = Paragraph(block, d)
+            text, style = " ".join(p.text.split()), p.style.name if p.style is not None else ""
+            if text and style == "Title" and not title:
+                title = text
+            elif text:
+                m = re.fullmatch(r"Heading (\d)", style)
+                parts.append((int(m.group(1)) if m else None, text))
+        elif tag == "tbl":
+            for row in Table(block, d).rows:
+                cells = [" ".join(c.text.split()) for c in row.cells]
+                cells = [c for n, c in enumerate(cells) if c and (n == 0 or c != cells[n - 1])]   # merged cells repeat
+                if cells:
+                    parts.append((None, " | ".join(cells)))
+    return title, parts
+
+
+def read_html(raw):
+    """HTML bytes -> (title, main text, section blocks). The first <h1> is the title (else <title>), kept out of the
+    text like a .txt file's first line; the other headings make the heading path."""
+    title, parts = html_parts(raw)
+    text, blocks = assemble(parts)
+    return title, text, blocks
+
+
+def html_parts(raw):
+    """HTML bytes -> (title, [(heading level or None, line)]) of its main text, boilerplate dropped."""
+    from bs4 import BeautifulSoup, Comment, Declaration, Doctype, ProcessingInstruction
+    soup = BeautifulSoup(raw, "lxml")
+    page_title = soup.title.get_text(" ", strip=True) if soup.title else ""
+    for tag in soup(DROP_TAGS):
+        tag.decompose()
+    boiler = lambda t: (t.get("role") in ("navigation", "banner", "contentinfo")
+                        or BOILERPLATE.search(" ".join(t.get("class") or [])) or BOILERPLATE.search(t.get("id") or ""))
+    for tag in soup.find_all(boiler):
+        if not tag.decomposed and tag.name not in ("body", "html", "main") and not tag.find(["main", "article", "h1"]):
+            tag.decompose()   # a wrapper that holds the page's main text stays
+    root = soup.find("main") or soup.find(attrs={"role": "main"}) or soup.find("article") or soup.body or soup
+    lines, current, block, cell = [], [], None, None
+    for s in root.find_all(string=True):
+        if isinstance(s, (Comment, Declaration, Doctype, ProcessingInstruction)) or not s.strip():
+            continue
+        owner = next((p for p in s.parents if p.name in BLOCK_TAGS), None)
+        in_cell = next((p for p in s.parents if p.name in ("td", "th")), None)
+        if owner is not block and current:
+            lines.append((block, " ".join(current)))
+            current = []
+        text = " ".join(s.split())
+        current.append(f"| {text}" if current and in_cell is not None and in_cell is not cell else text)
+        block, cell = owner, in_cell
+    if current:
+        lines.append((block, " ".join(current)))
+    heading = lambda b: int(b.name[1]) if b is not None and re.fullmatch(r"h[1-6]", b.name) else None
+    parts = [(heading(b), t) for b, t in lines]
+    h1 = next((i for i, (level, _) in enumerate(parts) if level == 1), None)
+    title = parts.pop(h1)[1] if h1 is not None else page_title   # the title, like a .txt file's line 1
+    return title, parts
