@@ -108,44 +108,81 @@ def cost(unit):
     return r["seconds"] + r["judge_seconds"] if all(isinstance(r.get(k), NUM) for k in ROW_TIMING) else None
 
 
-def pick(runnable, n, seed, budget):
+def dealt(units, seed):
+    """The order the draw takes rows in: each file's rows shuffled (seeded), the files dealt in turn."""
+    rng, files = random.Random(seed), {}
+    for u in units:
+        files.setdefault(u["file"], []).append(u)
+    queues = [rng.sample(us, len(us)) for _, us in sorted(files.items())]
+    rng.shuffle(queues)
+    return [u for tier in itertools.zip_longest(*queues) for u in tier if u]
+
+
+def pick(runnable, n, seed, budget, skip=(), spent=0.0):
     """N rows, seeded -> (rows, their recorded cost, the rows that claim more than the whole budget). The draw deals
     each file's rows, shuffled, in turn, so re-runs spread over files; a row is taken while its recorded cost fits
     what is left of the budget (0: no budget); an untimed row counts the median of the timed ones. When nothing
     fits, the cheapest drawn is re-run anyway. Rows dearer than the whole budget are named in the output: a row
-    cannot keep itself out of the draw unseen by claiming to be dear."""
-    rng, files = random.Random(seed), {}
-    for u in runnable:
-        files.setdefault(u["file"], []).append(u)
-    queues = [rng.sample(us, len(us)) for _, us in sorted(files.items())]
-    rng.shuffle(queues)
+    cannot keep itself out of the draw unseen by claiming to be dear. skip: ids of rows already re-run (the
+    differing rows, rerun_test), passed over in the same order; spent: the budget they used."""
     timed = [c for c in map(cost, runnable) if c is not None]
     price = {id(u): c if (c := cost(u)) is not None else statistics.median(timed or [0.0]) for u in runnable}
-    picked, spent, drawn = [], 0.0, []
-    for u in (u for tier in itertools.zip_longest(*queues) for u in tier if u):
+    picked, drawn = [], []
+    for u in (u for u in dealt(runnable, seed) if id(u) not in skip):
         if len(picked) == n:
             break
         drawn.append((price[id(u)], len(drawn), u))
         if not budget or spent + price[id(u)] <= budget:
             picked.append(u)
             spent += price[id(u)]
-    if not picked and drawn and n > 0:
+    if not picked and not skip and drawn and n > 0:
         c, _, u = min(drawn, key=lambda d: d[:2])
         picked, spent = [u], c
-    taken = {id(u) for u in picked}
+    taken = {id(u) for u in picked} | set(skip)
     return picked, spent, sorted((u for u in runnable if budget and price[id(u)] > budget and id(u) not in taken),
                                  key=lambda u: -price[id(u)])
 
 
+def remake(u, reruns, spec):
+    """Re-make one row -> (reproduced?, its output line, or the row made for an older file's bounds)."""
+    row, problem, note = reruns.row(u, spec)
+    where = f"{u['file']} {u['method']} {u['id']} ({note})"
+    if not u.get("row"):   # an older verify_citations file: no rows to compare, its totals are bounded
+        return None, f"re-run: {where}: " + (problem or f"answer {row['answer']!r}"), row
+    changes = [problem] if problem else row_changes(u["row"], row)
+    return not changes, f"{'differs' if changes else 'reproduced'}: {where}" + (": " + "; ".join(changes) if changes
+                                                                              else ""), row
+
+
+def first(differing, n, seed, budget, reruns, specs, price):
+    """The rows that differ from the course's reference (reference.py) re-run before the draw, dealt like it, while
+    fewer than n and their cost (the reference row's recorded seconds, else the file's) fits the budget; once one of
+    a file's does not reproduce, its file's points are lost and its other differing rows are not re-run.
+    -> (rows re-run, cost, {id(row): (reproduced?, line)}, rows not re-run)"""
+    done, spent, made, lost = [], 0.0, {}, set()
+    for u in dealt(differing, seed):
+        if len(done) == n or u["file"] in lost or budget and spent + price(u) > budget:
+            continue
+        ok, line, _ = remake(u, reruns, specs[u["file"], u["method"]])
+        done.append(u)
+        spent += price(u)
+        made[id(u)] = ok, line + " [differs from the reference: re-run first]"
+        lost |= set() if ok else {u["file"]}
+    return done, spent, made, [u for u in differing if id(u) not in made]
+
+
 def rerun_test(units, reruns, n, seed, spec, model_ok, budget=0):
-    """The re-run item of one hand-in -> (score, max score, output lines)."""
-    lines, retrieval, model = [], [], []
+    """The re-run item of one hand-in -> (score, max score, output lines, {"outcomes": {(file, method, id): True
+    when the re-run reproduced the row}, "drawn": {(file, method, id) of the rows the random draw re-ran}}). Units
+    whose "class" is "differs" (reference.classify) are re-run first (first()), then the draw (pick())."""
+    lines, retrieval, model, outcomes = [], [], [], {}
     for u in (u for u in units if u["family"] == "retrieval"):
         report, problem, note = reruns.retrieval(u)
         got, mine = ({r["id"]: r["recall"] for r in report["rows"]} if report else {}), u["data"].get("rows", ())
         moved = {r["id"]: [f"{m}@{k} {x} -> {got[r['id']][m][k]}" for m, v in r["recall"].items()
                            for k, x in v.items() if not close(x, got[r["id"]][m][k])] for r in mine if report}
         moved = {i: changes for i, changes in moved.items() if changes}   # question -> what moved
+        outcomes.update({(u["file"], "recall", r["id"]): not problem and r["id"] not in moved for r in mine if report})
         diffs = [problem] if problem else [f"{i}: {c}" for i, cs in moved.items() for c in cs] + differences(
             {"recall": u["data"]["recall"], "n": u["data"]["n"]}, {"recall": report["recall"], "n": report["n"]}, "")
         share = len(moved) / max(1, len(mine))
@@ -168,24 +205,30 @@ def rerun_test(units, reruns, n, seed, spec, model_ok, budget=0):
     if runnable and not model_ok:
         skipped, runnable = skipped + ["model rows: the grading machine's model is not the course's (--model)"], []
     groups = {}
-    picked, spent, dear = pick(runnable, n, seed, budget)
+    timed = [c for c in map(cost, runnable) if c is not None]
+    price = lambda u: next((c for c in (cost({"row": u.get("ref")}), cost(u)) if c is not None),
+                           statistics.median(timed or [0.0]))
+    differing = [u for u in runnable if u.get("class") == "differs"]
+    ahead, spent, made, left = first(differing, n, seed, budget, reruns, specs, price)
+    picked, spent, dear = pick(runnable, n - len(ahead), seed, budget, {id(u) for u in differing}, spent)
+    if differing:
+        lines.append(f"first: {len(ahead)} of {len(differing)} row(s) that differ from the course's reference run "
+                     f"re-run before the draw" + (f"; {len(left)} not re-run (--rerun {n}, the {budget:g} s budget, "
+                                                  f"or their file already lost its points)" if left else ""))
     if budget and runnable:
         lines.append(f"drawn: {len(picked)} of {len(runnable)} runnable rows, recorded cost {spent:.0f} s of the "
                      f"{budget:g} s budget" + (" (none fitted: the cheapest re-run anyway)" if spent > budget else ""))
     if dear:
         skipped.append(f"{len(dear)} row(s) that recorded more than the whole {budget:g} s budget, the dearest "
                        f"{dear[0]['file']} {dear[0]['method']} {dear[0]['id']} ({cost(dear[0]) or 0:.0f} s)")
-    for u in sorted(picked, key=lambda u: (u["file"], u["method"], u["id"])):
-        row, problem, note = reruns.row(u, specs[u["file"], u["method"]])
-        where = f"{u['file']} {u['method']} {u['id']} ({note})"
-        if not u.get("row"):   # an older verify_citations file: no rows to compare, its totals are bounded
+    for u in sorted(ahead + picked, key=lambda u: (u["file"], u["method"], u["id"])):
+        ok, line, row = made[id(u)] + (None,) if id(u) in made else remake(u, reruns, specs[u["file"], u["method"]])
+        if ok is None:
             groups.setdefault((u["file"], u["method"]), [u["summary"], []])[1].append(row)
-            lines.append(f"re-run: {where}: " + (problem or f"answer {row['answer']!r}"))
-            continue
-        changes = [problem] if problem else row_changes(u["row"], row)
-        model.append(not changes)
-        lines.append(f"{'differs' if changes else 'reproduced'}: {where}" + (": " + "; ".join(changes) if changes
-                                                                              else ""))
+        else:
+            model.append(ok)
+            outcomes[u["file"], u["method"], u["id"]] = ok
+        lines.append(line)
     for (path, style), (summary, rows) in groups.items():
         bad = summary_bounds(summary, [r for r in rows if r]) + (["a re-run failed"] if None in rows else [])
         model.append(not bad)
@@ -197,4 +240,6 @@ def rerun_test(units, reruns, n, seed, spec, model_ok, budget=0):
     score = spec["points"] if full else round(spec["points"] * sum(done) / max(1, len(done)), 2)
     head = (f"{sum(done)} of {len(done)} re-runs reproduced; {allowed} differing model row(s) of {len(model)} allowed "
             f"(llama.cpp's sums drift across thread counts and builds): a row that differs is worth a look, not proof")
-    return score, spec["points"], [head if done else "nothing in this hand-in could be re-run"] + lines
+    drawn = {(u["file"], u["method"], u["id"]) for u in picked}
+    return score, spec["points"], [head if done else "nothing in this hand-in could be re-run"] + lines, {
+        "outcomes": outcomes, "drawn": drawn}
