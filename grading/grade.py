@@ -33,7 +33,8 @@ from pathlib import Path
 from grading import handin
 from grading.checks import check_file
 from grading.claims import Chunks, check as check_claims
-from grading.reference import DEFAULT as REFERENCE, Reference, classify, escape_line, file_rows, lost, tally
+from grading.reference import (CLASSES, DEFAULT as REFERENCE, Reference, classify, escape_line, file_rows, lost,
+                               tally)
 from grading.rerun import Reruns, rerun_test
 from retrieve import CORPUS_DIR, GOLDEN
 from vector_index import CorpusError
@@ -140,10 +141,11 @@ def against(checked, files, course, rubric, args):
 def rows_line(path, f):
     """One file's rows in one line: their classes against the reference, their claims, the draw's miss chance."""
     c = f["claims"]
-    return (f"{path}: {f['identical']} rows identical to the reference, {f['within']} within tolerance, "
-            f"{f['reproduced']} differed and reproduced, {f['not reproduced']} differed and did not reproduce, "
-            f"{f['not re-run']} differed and not re-run, {f['unchecked']} not checked; claims checked on "
-            f"{c['checked']} rows ({c['problems']} problem(s)), {c['without']} rows carry none; {f['escape']}")
+    return (f"{path} ({sum(f[k] for k in CLASSES)} rows): identical {f['identical']}, within tolerance "
+            f"{f['within']}, differed and reproduced {f['reproduced']}, differed and did not reproduce "
+            f"{f['not reproduced']}, differed and not re-run {f['not re-run']}, not checked {f['unchecked']}; "
+            f"claims checked on {c['checked']} rows: {c['problems']} problem(s)"
+            + (f", {c['without']} rows carry none" if c["without"] else "") + f"; {f['escape']}")
 
 
 # ---- outputs ----

@@ -155,8 +155,8 @@ def lost(rows, outcomes, limit=3):
     t = tally(rows, outcomes)
     shown = [f"{r['method']} {r['id']} ({'did not reproduce' if (r['method'], r['id']) in outcomes else 'not re-run'}"
              f"): {'; '.join(r['changes'][:3]) or 'fields changed'}" for r in bad]
-    return [f"{len(bad)} row(s) differ from the course's reference run and were not shown to reproduce "
-            f"({t['not reproduced']} re-run and did not reproduce, {t['not re-run']} not re-run): "
+    return [f"{len(bad)} row(s) differ from the course's reference run (reference -> this file) and were not shown "
+            f"to reproduce ({t['not reproduced']} re-run and did not reproduce, {t['not re-run']} not re-run): "
             + "; ".join(shown[:limit]) + (f" (and {len(shown) - limit} more)" if len(shown) > limit else "")] \
         + shown[limit:limit + 20]
 
@@ -174,8 +174,7 @@ def escape_line(rows, drawn):
     ones of them re-run at random (r), and escape() for a few k."""
     n = sum(r["class"] == "unchecked" for r in rows)
     if not n:
-        return "every row checked against the reference: a fabricated row differs from it and is re-run or costs " \
-               "the file"
+        return "every row checked against the reference"
     r = sum((x["method"], x["id"]) in drawn for x in rows if x["class"] == "unchecked")
     ks = sorted({k for k in (1, 3, max(1, n // 4)) if k <= n})
     return (f"{n} row(s) the reference does not hold, {r} of them re-run at random: k fabricated rows among them "
