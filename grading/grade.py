@@ -4,9 +4,11 @@ totals come from its own rows; do sampled rows come out the same when re-run; do
     python -m grading.grade SUBMISSIONS   # a folder: one handin.py archive (.tar.gz, .zip) or folder per student
     python -m grading.grade SUBMISSIONS --rerun 3 --json grades.json
     python -m grading.grade SUBMISSIONS --rubric my_rubric.json --corpus DIR --golden FILE --out DIR
+    python -m grading.grade SUBMISSIONS --rerun 3 --reference DIR   # the course's reference run (default: results/)
 
-Expected output: the course's fingerprints, one line per student (score / max, then a line for every item that
-lost points), then the class table; it writes OUT/<student>/results.json (Gradescope: tests with name, score,
+Expected output: the course's fingerprints and reference, one line per student (score / max, then a line for every
+item that lost points and a "rows:" line per file: its rows' classes against the reference, its claims, the draw's
+miss chance), then the class table; it writes OUT/<student>/results.json (Gradescope: tests with name, score,
 max_score, output; the total score), OUT/class.csv and OUT/class.md (OUT defaults to SUBMISSIONS-graded).
 Without --rerun it takes seconds. With it, per hand-in: a row-less retrieve.py report is re-evaluated whole
 (~30 s, no model), and the re-run model rows' recorded cost (each row's answer and judge seconds, ~20-260 s on
@@ -19,6 +21,9 @@ bars, read from the recomputed figures. Per hand-in, the re-run item (rerun.py):
 scratch caches and each "reproduced" or "differs"; rubric.json's tolerance lets a share of model rows differ
 (llama.cpp's sums drift across thread counts and builds). A row identical across students (same settings, same
 question) is re-run once per grading run.
+Every row against the course's reference run (reference.py: identical, within tolerance, differs, not checked; the
+differing rows re-run first) and what it claims (claims.py, no model call): a file with a differing row not re-run
+and reproduced, or a claim that does not hold, loses every point of its week (labs/instructors.md says why).
 Not handled: rows a registry pattern does not make (graphrag.py's "multihop" and "graphrag-auto"), pattern files
 run with non-default flags (checked, not re-run), keys with dots in rubric paths.
 """

@@ -1,4 +1,5 @@
-"""Re-run sampled rows of a hand-in with the reference code (grade.py's re-run item): the rows drawn, seeded, across
+"""Re-run sampled rows of a hand-in with the reference code (grade.py's re-run item): first the rows that differ from
+the course's reference run (reference.py), then the rows drawn, seeded, across
 the hand-in's files within a budget of their recorded cost; each re-made in scratch caches, so every model call is
 made again, and compared with the file's row ("reproduced" / "differs", never an accusation).
 
