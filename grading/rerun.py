@@ -119,27 +119,26 @@ def dealt(units, seed):
     return [u for tier in itertools.zip_longest(*queues) for u in tier if u]
 
 
-def pick(runnable, n, seed, budget, skip=(), spent=0.0):
+def pick(runnable, n, seed, budget):
     """N rows, seeded -> (rows, their recorded cost, the rows that claim more than the whole budget). The draw deals
     each file's rows, shuffled, in turn, so re-runs spread over files; a row is taken while its recorded cost fits
     what is left of the budget (0: no budget); an untimed row counts the median of the timed ones. When nothing
     fits, the cheapest drawn is re-run anyway. Rows dearer than the whole budget are named in the output: a row
-    cannot keep itself out of the draw unseen by claiming to be dear. skip: ids of rows already re-run (the
-    differing rows, rerun_test), passed over in the same order; spent: the budget they used."""
+    cannot keep itself out of the draw unseen by claiming to be dear."""
     timed = [c for c in map(cost, runnable) if c is not None]
     price = {id(u): c if (c := cost(u)) is not None else statistics.median(timed or [0.0]) for u in runnable}
-    picked, drawn = [], []
-    for u in (u for u in dealt(runnable, seed) if id(u) not in skip):
+    picked, spent, drawn = [], 0.0, []
+    for u in dealt(runnable, seed):
         if len(picked) == n:
             break
         drawn.append((price[id(u)], len(drawn), u))
         if not budget or spent + price[id(u)] <= budget:
             picked.append(u)
             spent += price[id(u)]
-    if not picked and not skip and drawn and n > 0:
+    if not picked and drawn and n > 0:
         c, _, u = min(drawn, key=lambda d: d[:2])
         picked, spent = [u], c
-    taken = {id(u) for u in picked} | set(skip)
+    taken = {id(u) for u in picked}
     return picked, spent, sorted((u for u in runnable if budget and price[id(u)] > budget and id(u) not in taken),
                                  key=lambda u: -price[id(u)])
 
@@ -156,9 +155,10 @@ def remake(u, reruns, spec):
 
 
 def first(differing, n, seed, budget, reruns, specs, price):
-    """The rows that differ from the course's reference (reference.py) re-run before the draw, dealt like it, while
-    fewer than n and their cost (the reference row's recorded seconds, else the file's) fits the budget; once one of
-    a file's does not reproduce, its file's points are lost and its other differing rows are not re-run.
+    """The rows that differ from the course's reference (reference.py), re-run before the draw and besides it: dealt
+    like it, while fewer than n and their cost (the reference row's recorded seconds, else the file's) fits a budget
+    of their own; once one of a file's does not reproduce, its file's points are lost and its other differing rows
+    are not re-run. The draw that follows is the one an identical hand-in gets (its re-runs shared).
     -> (rows re-run, cost, {id(row): (reproduced?, line)}, rows not re-run)"""
     done, spent, made, lost = [], 0.0, {}, set()
     for u in dealt(differing, seed):
@@ -210,12 +210,14 @@ def rerun_test(units, reruns, n, seed, spec, model_ok, budget=0):
     price = lambda u: next((c for c in (cost({"row": u.get("ref")}), cost(u)) if c is not None),
                            statistics.median(timed or [0.0]))
     differing = [u for u in runnable if u.get("class") == "differs"]
-    ahead, spent, made, left = first(differing, n, seed, budget, reruns, specs, price)
-    picked, spent, dear = pick(runnable, n - len(ahead), seed, budget, {id(u) for u in differing}, spent)
+    ahead, first_cost, made, left = first(differing, n, seed, budget, reruns, specs, price)
+    picked, spent, dear = pick(runnable, n, seed, budget)
+    picked = [u for u in picked if id(u) not in made]   # drawn, and already re-run first
     if differing:
         lines.append(f"first: {len(ahead)} of {len(differing)} row(s) that differ from the course's reference run "
-                     f"re-run before the draw" + (f"; {len(left)} not re-run (--rerun {n}, the {budget:g} s budget, "
-                                                  f"or their file already lost its points)" if left else ""))
+                     f"re-run before the draw, recorded cost {first_cost:.0f} s" + (
+                         f"; {len(left)} not (--rerun {n}, the {budget:g} s budget, or their file already lost its "
+                         f"points)" if left else ""))
     if budget and runnable:
         lines.append(f"drawn: {len(picked)} of {len(runnable)} runnable rows, recorded cost {spent:.0f} s of the "
                      f"{budget:g} s budget" + (" (none fitted: the cheapest re-run anyway)" if spent > budget else ""))
