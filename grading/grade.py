@@ -125,10 +125,13 @@ def grade_student(path, course, rubric, reruns, args, model_ok):
 
 
 def against(checked, files, course, rubric, args):
-    """Each file's rows against the course's reference (reference.classify) and what they claim (claims.check)
-    -> ({path: rows}, {path: claims}); the units grade.py may re-run learn their row's class and reference row."""
-    rows, claimed = {}, {}
+    """Each graded file's rows against the course's reference (reference.classify) and what they claim
+    (claims.check) -> ({path: rows}, {path: claims}); the units grade.py may re-run learn their row's class and
+    reference row. Files no rubric week grades are left alone."""
+    rows, claimed, graded = {}, {}, {w["script"] for w in rubric["weeks"]}
     for c, (_, raw) in zip(checked, files):
+        if c["script"] not in graded:
+            continue
         try:
             data = json.loads(raw or b"")
         except ValueError:
