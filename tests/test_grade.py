@@ -1,5 +1,8 @@
 """grading/handin.py and grade.py: a correct hand-in gets full marks; an edited total, a fabricated row, a run on
 another golden file and a corrupted archive are each caught, with a line that says why, and never crash the grader.
+Against a reference run (the fixture's own results as the course's, grade.py --reference), rows fabricated in bulk
+or one at a time cost their files' weeks; what rows claim (their counts, short answer and passages) is checked with
+no model call.
 
 Hand-ins are made on the fixture corpus by the lab's own entry points (retrieve.evaluate, verify_citations.main,
 benchmark.main) with SCRIPTED_MODEL (tests/test_benchmark.py: an llm.ScriptedModel, never a language model, that
