@@ -69,7 +69,7 @@ class Reruns:
         """-> (result or None, why it failed or None, a note: the seconds it took, or that it is shared)"""
         if key in self.done:
             self.shared += 1
-            return (*self.done[key][:2], "re-run once this grading run, shared with an earlier hand-in")
+            return (*self.done[key][:2], "re-run once this grading run, shared with an earlier hand-in or file")
         start = time.perf_counter()
         try:
             result, problem = compute(), None
@@ -78,9 +78,15 @@ class Reruns:
         self.done[key] = result, problem, f"re-run in {time.perf_counter() - start:.0f} s"
         return self.done[key]
 
+    @staticmethod
+    def key(unit, spec):
+        """What a re-made row is shared by: the answer's name and settings (less the corpus) and the question."""
+        name, settings, _ = spec
+        return json.dumps([name, {k: v for k, v in settings.items() if k != "corpus"}, unit["id"]], default=str)
+
     def row(self, unit, spec):
         name, settings, fn = spec
-        key = json.dumps([name, {k: v for k, v in settings.items() if k != "corpus"}, unit["id"]], default=str)
+        key = self.key(unit, spec)
 
         def compute():
             with moved(SCRATCH, self.folder):
@@ -158,15 +164,18 @@ def first(differing, n, seed, budget, reruns, specs, price):
     """The rows that differ from the course's reference (reference.py), re-run before the draw and besides it: dealt
     like it, while fewer than n and their cost (the reference row's recorded seconds, else the file's) fits a budget
     of their own; once one of a file's does not reproduce, its file's points are lost and its other differing rows
-    are not re-run. The draw that follows is the one an identical hand-in gets (its re-runs shared).
+    are not re-run. A row already re-made this grading run (the same question and answer settings in another file
+    or hand-in: the answer to musique-sub-71269 is in five committed files) is shared: it costs nothing and does not
+    count. The draw that follows is the one an identical hand-in gets (its re-runs shared).
     -> (rows re-run, cost, {id(row): (reproduced?, line)}, rows not re-run)"""
-    done, spent, made, lost = [], 0.0, {}, set()
+    done, spent, made, lost, counted = [], 0.0, {}, set(), 0
     for u in dealt(differing, seed):
-        if len(done) == n or u["file"] in lost or budget and spent + price(u) > budget:
+        shared = Reruns.key(u, specs[u["file"], u["method"]]) in reruns.done
+        if u["file"] in lost or not shared and (counted == n or budget and spent + price(u) > budget):
             continue
         ok, line, _ = remake(u, reruns, specs[u["file"], u["method"]])
         done.append(u)
-        spent += price(u)
+        counted, spent = counted + (not shared), spent + (0 if shared else price(u))
         made[id(u)] = ok, line + " [differs from the reference: re-run first]"
         lost |= set() if ok else {u["file"]}
     return done, spent, made, [u for u in differing if id(u) not in made]

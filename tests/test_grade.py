@@ -340,8 +340,8 @@ def test_rows_fabricated_in_bulk_lose_their_files_points_against_the_reference(l
             assert f["identical"] + len(ids) == sum(f[k] for k in reference.CLASSES)
         assert "week 2 retrieve.py: valid" not in why   # the untouched file keeps its points
     rerun_item = items_of(results["bulk"])["re-run"]["output"]
-    assert re.search(r"^first: 1 of \d+ row\(s\) that differ from the course's reference run re-run before the draw, "
-                     r"recorded cost \d+ s; \d+ not \(--rerun 1", rerun_item, re.M)
+    assert re.search(r"^first: \d of \d+ row\(s\) that differ from the course's reference run re-run before the draw, "
+                     r"recorded cost \d+ s; \d+ not \(--rerun 1", rerun_item, re.M), rerun_item
     assert "[differs from the reference: re-run first]" in rerun_item
     plain = grade_all(lab, corpus, tmp_path / "subs", rerun=0)[0]["bulk"]   # no reference row: the old hole
     assert not lost(plain) and rows_of(plain, "citations.json")["unchecked"] == 4
