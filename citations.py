@@ -8,6 +8,7 @@ when its sentence is supported and the citation either supports the sentence alo
 other citations without it do not support it); citation precision = share of precise citations.
 ALCE's ChatGPT figures on ASQA, for comparison: recall 73.6, precision 72.5.
 """
+import hashlib
 import statistics
 
 import answer_check
@@ -94,6 +95,17 @@ def answer_status(result, verdicts):
 UNVERIFIED = "unverified: no sentence of this answer is supported by its sources"
 
 
+def source_entry(passage):
+    """What a row keeps of a passage it was given, for grading/claims.py to check without a model: its ID in the
+    prompt, its chunk ID and the sha256 (16 hex) of the chunk's text (before generate's trim); None for a passage
+    CRAG's refinement cut to some of its sentences (its text is no chunk's).
+    {"id": "S1", "chunk_id": "ashford-bridge#0", "text": "Ashford Bridge ..."} -> {"id": "S1", "chunk_id":
+    "ashford-bridge#0", "sha": "3f9a..."}"""
+    text = None if passage.get("refined") else passage.get("trimmed_from", passage.get("text"))
+    return {"id": passage.get("id"), "chunk_id": passage.get("chunk_id"),
+            "sha": hashlib.sha256(text.encode()).hexdigest()[:16] if isinstance(text, str) else None}
+
+
 def question_row(result, item, verdicts, cost, judge_cost, checked=None):
     """The numbers one answered question contributes to a run (cacheable, no model objects). checked: the
     answer-level check (answer_check.check) when made: its status, score and reasons, the old sentence-level
@@ -110,8 +122,9 @@ def question_row(result, item, verdicts, cost, judge_cost, checked=None):
             "error": bool(result.get("error")), "sentence_status": answer_status(result, verdicts),
             "status": checked["status"], "score": checked.get("score"), "reasons": checked.get("reasons", []),
             "calibration": checked.get("calibration"), "features": checked.get("features"),
-            "verdicts": [{"text": v["text"], "cites": v["cites"], "supported": v["supported"], "how": v.get("how")}
-                         for v in verdicts],
+            "verdicts": [{"text": v["text"], "cites": v["cites"], "supported": v["supported"],
+                          "precise": v["precise"], "how": v.get("how")} for v in verdicts],
+            "invalid_ids": result["invalid_ids"], "sources": [source_entry(p) for p in result["passages"]],
             "chunk_ids": [p.get("chunk_id") for p in result["passages"]], "calls": cost["calls"],
             "prompt_tokens": cost["prompt_tokens"], "completion_tokens": cost["completion_tokens"],
             "seconds": cost["seconds"], "judge_seconds": judge_cost["seconds"],

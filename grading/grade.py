@@ -4,9 +4,11 @@ totals come from its own rows; do sampled rows come out the same when re-run; do
     python -m grading.grade SUBMISSIONS   # a folder: one handin.py archive (.tar.gz, .zip) or folder per student
     python -m grading.grade SUBMISSIONS --rerun 3 --json grades.json
     python -m grading.grade SUBMISSIONS --rubric my_rubric.json --corpus DIR --golden FILE --out DIR
+    python -m grading.grade SUBMISSIONS --rerun 3 --reference DIR   # the course's reference run (default: results/)
 
-Expected output: the course's fingerprints, one line per student (score / max, then a line for every item that
-lost points), then the class table; it writes OUT/<student>/results.json (Gradescope: tests with name, score,
+Expected output: the course's fingerprints and reference, one line per student (score / max, then a line for every
+item that lost points and a "rows:" line per file: its rows' classes against the reference, its claims, the draw's
+miss chance), then the class table; it writes OUT/<student>/results.json (Gradescope: tests with name, score,
 max_score, output; the total score), OUT/class.csv and OUT/class.md (OUT defaults to SUBMISSIONS-graded).
 Without --rerun it takes seconds. With it, per hand-in: a row-less retrieve.py report is re-evaluated whole
 (~30 s, no model), and the re-run model rows' recorded cost (each row's answer and judge seconds, ~20-260 s on
@@ -19,6 +21,9 @@ bars, read from the recomputed figures. Per hand-in, the re-run item (rerun.py):
 scratch caches and each "reproduced" or "differs"; rubric.json's tolerance lets a share of model rows differ
 (llama.cpp's sums drift across thread counts and builds). A row identical across students (same settings, same
 question) is re-run once per grading run.
+Every row against the course's reference run (reference.py: identical, within tolerance, differs, not checked; the
+differing rows re-run first) and what it claims (claims.py, no model call): a file with a differing row not re-run
+and reproduced, or a claim that does not hold, loses every point of its week (labs/instructors.md says why).
 Not handled: rows a registry pattern does not make (graphrag.py's "multihop" and "graphrag-auto"), pattern files
 run with non-default flags (checked, not re-run), keys with dots in rubric paths.
 """
@@ -32,6 +37,9 @@ from pathlib import Path
 
 from grading import handin
 from grading.checks import check_file
+from grading.claims import Chunks, check as check_claims
+from grading.reference import (CLASSES, DEFAULT as REFERENCE, Reference, classify, escape_line, file_rows, lost,
+                               tally)
 from grading.rerun import Reruns, rerun_test
 from retrieve import CORPUS_DIR, GOLDEN
 from vector_index import CorpusError
@@ -49,9 +57,10 @@ def reason(problems, limit=5):
     return [f"{len(problems)} problem(s): " + "; ".join(problems[:limit]) + more] + problems[limit:limit + 20]
 
 
-def grade_weeks(rubric, checked, broken=None):
-    """Every rubric week's items for one hand-in -> Gradescope tests."""
-    tests = []
+def grade_weeks(rubric, checked, broken=None, gone=None):
+    """Every rubric week's items for one hand-in -> Gradescope tests. gone: {path: lines} of the files that lose
+    every item of their week (rows that differ from the reference and did not reproduce, claims that do not hold)."""
+    tests, gone = [], gone or {}
     for w in rubric["weeks"]:
         label = f"week {w['week']} {w['script']}"
         mine = [c for c in checked if c["script"] == w["script"] or c["script"] in (None, "unknown")
@@ -72,6 +81,9 @@ def grade_weeks(rubric, checked, broken=None):
         for t in w.get("thresholds", []):
             ok, line = handin.threshold(t, c["figures"]) if not c["valid"] else (False, "no valid file to read it from")
             tests.append(test(f"{label}: {t['name']}", t["points"] if ok else 0, t["points"], [line]))
+        if c["path"] in gone:   # the file's rows are not what the course's code makes: its week's points go
+            for t in tests[-len(items):]:
+                t.update(score=0, output="\n".join(gone[c["path"]] + [f"(otherwise: {t['output']})"]))
     return tests
 
 
@@ -86,15 +98,62 @@ def grade_student(path, course, rubric, reruns, args, model_ok):
         return {"score": 0, "tests": tests, "output": str(e)}
     checked = [{**check_file(entry, raw, course), "fingerprints": handin.fingerprints(manifest, raw, course)}
                for entry, raw in files]   # checks.py's checks, then the manifest's fingerprints
-    tests = grade_weeks(rubric, checked)
+    rows, claimed = against(checked, files, course, rubric, args)
+    rerun_item, made = None, {"outcomes": {}, "drawn": set()}
     if args.rerun:
         units = [u for c in checked if not c["valid"] for u in c["units"]]
-        score, most, lines = rerun_test(units, reruns, args.rerun, args.seed, rubric["rerun"], model_ok, args.budget)
-        tests.append(test(rubric["rerun"].get("name", "re-run"), score, most, lines))
+        score, most, lines, made = rerun_test(units, reruns, args.rerun, args.seed, rubric["rerun"], model_ok,
+                                              args.budget)
+        rerun_item = test(rubric["rerun"].get("name", "re-run"), score, most, lines)
+    gone, facts = {}, {}
+    for path, rs in rows.items():
+        done = {(m, i): ok for (f, m, i), ok in made["outcomes"].items() if f == path}
+        bad = claimed[path]["problems"]
+        gone[path] = lost(rs, done) + ([f"{len(bad)} problem(s) with what its rows claim (checked with no model "
+                                        f"call): " + "; ".join(bad[:3])] + bad[3:20] if bad else [])
+        facts[path] = {**tally(rs, done), "claims": {k: v if k != "problems" else len(v)
+                                                     for k, v in claimed[path].items()},
+                       "escape": escape_line(rs, {(m, i) for f, m, i in made["drawn"] if f == path})}
+    tests = grade_weeks(rubric, checked, gone={p: g for p, g in gone.items() if g})
+    tests += [rerun_item] if rerun_item else []
     graded = {c["path"] for c in checked if any(c["script"] == w["script"] for w in rubric["weeks"])}
     extra = [f"{c['path']} ({c['script']}): no rubric week" for c in checked if c["path"] not in graded]
     notes = handin.about(manifest) + ([f"not graded: {', '.join(extra)}"] if extra else [])
-    return {"score": round(sum(t["score"] for t in tests), 2), "tests": tests, "output": "\n".join(notes)}
+    notes += [rows_line(p, f) for p, f in facts.items()]
+    return {"score": round(sum(t["score"] for t in tests), 2), "tests": tests, "output": "\n".join(notes),
+            "extra_data": {"rows": facts}}
+
+
+def against(checked, files, course, rubric, args):
+    """Each graded file's rows against the course's reference (reference.classify) and what they claim
+    (claims.check) -> ({path: rows}, {path: claims}); the units grade.py may re-run learn their row's class and
+    reference row. Files no rubric week grades are left alone."""
+    rows, claimed, graded = {}, {}, {w["script"] for w in rubric["weeks"]}
+    for c, (_, raw) in zip(checked, files):
+        if c["script"] not in graded:
+            continue
+        try:
+            data = json.loads(raw or b"")
+        except ValueError:
+            continue
+        if isinstance(data, dict) and (found := file_rows(data, c["script"])):
+            rows[c["path"]] = classify(c["script"], data, args.against, rubric["rerun"])
+            claimed[c["path"]] = check_claims(found, data, course, args.chunks)
+            by = {(r["method"], r["id"]): r for r in rows[c["path"]]}
+            for u in c["units"]:
+                r = by.get((u["method"], u["id"]), {})
+                u["class"], u["ref"] = r.get("class"), r.get("ref")
+    return rows, claimed
+
+
+def rows_line(path, f):
+    """One file's rows in one line: their classes against the reference, their claims, the draw's miss chance."""
+    c = f["claims"]
+    return (f"{path} ({sum(f[k] for k in CLASSES)} rows): identical {f['identical']}, within tolerance "
+            f"{f['within']}, differed and reproduced {f['reproduced']}, differed and did not reproduce "
+            f"{f['not reproduced']}, differed and not re-run {f['not re-run']}, not checked {f['unchecked']}; "
+            f"claims checked on {c['checked']} rows: {c['problems']} problem(s)"
+            + (f", {c['without']} rows carry none" if c["without"] else "") + f"; {f['escape']}")
 
 
 # ---- outputs ----
@@ -135,6 +194,9 @@ def main(argv=None):
     ap.add_argument("--budget", type=float, default=120, metavar="S",
                     help="per hand-in, the re-run rows' recorded seconds (answer + judge) may add up to S; the seeded "
                          "draw skips a row that does not fit (default 120; 0: no budget)")
+    ap.add_argument("--reference", type=Path, default=REFERENCE,
+                    help="the course's reference results (default: this repository's results/): each row is matched "
+                         "to the reference row of the same script, settings and question")
     ap.add_argument("--json", type=Path, help="also write every student's results into this one file")
     ap.add_argument("--out", type=Path, help="where results go (default SUBMISSIONS-graded)")
     ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="the course's corpus")
@@ -154,12 +216,16 @@ def main(argv=None):
         course = handin.Course(args.corpus, args.golden, args.model, args.gguf_sha256)
     except (CorpusError, OSError) as e:
         sys.exit(f"grade: {e}")
+    if not args.reference.is_dir():
+        sys.exit(f"grade: --reference {args.reference} is not a folder of results files")
+    args.against, args.chunks = Reference(args.reference), Chunks(course.corpus)
     out = args.out or args.submissions.with_name(args.submissions.name + "-graded")
     entries = sorted(p for p in args.submissions.iterdir() if p.resolve() != out.resolve()
                      and (p.is_dir() or p.name.endswith((".tar.gz", ".tgz", ".tar", ".zip"))))
     print(f"course: corpus {course.corpus_print['files']} files {course.corpus_print['sha256'][:12]}, golden "
           f"{len(course.golden)} questions {course.golden_print['sha256'][:12]}, model {course.model}; "
-          f"{len(entries)} hand-in(s), rerun={args.rerun} seed={args.seed}")
+          f"{len(entries)} hand-in(s), rerun={args.rerun} seed={args.seed}; reference {args.reference}: "
+          f"{len(args.against)} rows of {len(args.against.files)} files")
     model_ok = True
     if args.rerun:
         import llm
@@ -186,6 +252,8 @@ def main(argv=None):
             for why, ts in lost.items():
                 print(f"  -{sum(t['max_score'] - t['score'] for t in ts):g} "
                       + (ts[0]["name"] if len(ts) == 1 else f"on {len(ts)} items") + f": {why}")
+            for path, f in r.get("extra_data", {}).get("rows", {}).items():
+                print(f"  rows: {rows_line(path, f)}")
     if reruns.done:
         print(f"\nre-runs: {len(reruns.done)} made, {reruns.shared} answered from this run's earlier re-runs (shared)")
     print("\n" + "\n".join(write_outputs(out, results, rubric)))

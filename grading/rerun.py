@@ -1,4 +1,5 @@
-"""Re-run sampled rows of a hand-in with the reference code (grade.py's re-run item): the rows drawn, seeded, across
+"""Re-run sampled rows of a hand-in with the reference code (grade.py's re-run item): first the rows that differ from
+the course's reference run (reference.py), then the rows drawn, seeded, across
 the hand-in's files within a budget of their recorded cost; each re-made in scratch caches, so every model call is
 made again, and compared with the file's row ("reproduced" / "differs", never an accusation).
 
@@ -68,7 +69,7 @@ class Reruns:
         """-> (result or None, why it failed or None, a note: the seconds it took, or that it is shared)"""
         if key in self.done:
             self.shared += 1
-            return (*self.done[key][:2], "re-run once this grading run, shared with an earlier hand-in")
+            return (*self.done[key][:2], "re-run once this grading run, shared with an earlier hand-in or file")
         start = time.perf_counter()
         try:
             result, problem = compute(), None
@@ -77,9 +78,15 @@ class Reruns:
         self.done[key] = result, problem, f"re-run in {time.perf_counter() - start:.0f} s"
         return self.done[key]
 
+    @staticmethod
+    def key(unit, spec):
+        """What a re-made row is shared by: the answer's name and settings (less the corpus) and the question."""
+        name, settings, _ = spec
+        return json.dumps([name, {k: v for k, v in settings.items() if k != "corpus"}, unit["id"]], default=str)
+
     def row(self, unit, spec):
         name, settings, fn = spec
-        key = json.dumps([name, {k: v for k, v in settings.items() if k != "corpus"}, unit["id"]], default=str)
+        key = self.key(unit, spec)
 
         def compute():
             with moved(SCRATCH, self.folder):
@@ -108,21 +115,26 @@ def cost(unit):
     return r["seconds"] + r["judge_seconds"] if all(isinstance(r.get(k), NUM) for k in ROW_TIMING) else None
 
 
+def dealt(units, seed):
+    """The order the draw takes rows in: each file's rows shuffled (seeded), the files dealt in turn."""
+    rng, files = random.Random(seed), {}
+    for u in units:
+        files.setdefault(u["file"], []).append(u)
+    queues = [rng.sample(us, len(us)) for _, us in sorted(files.items())]
+    rng.shuffle(queues)
+    return [u for tier in itertools.zip_longest(*queues) for u in tier if u]
+
+
 def pick(runnable, n, seed, budget):
     """N rows, seeded -> (rows, their recorded cost, the rows that claim more than the whole budget). The draw deals
     each file's rows, shuffled, in turn, so re-runs spread over files; a row is taken while its recorded cost fits
     what is left of the budget (0: no budget); an untimed row counts the median of the timed ones. When nothing
     fits, the cheapest drawn is re-run anyway. Rows dearer than the whole budget are named in the output: a row
     cannot keep itself out of the draw unseen by claiming to be dear."""
-    rng, files = random.Random(seed), {}
-    for u in runnable:
-        files.setdefault(u["file"], []).append(u)
-    queues = [rng.sample(us, len(us)) for _, us in sorted(files.items())]
-    rng.shuffle(queues)
     timed = [c for c in map(cost, runnable) if c is not None]
     price = {id(u): c if (c := cost(u)) is not None else statistics.median(timed or [0.0]) for u in runnable}
     picked, spent, drawn = [], 0.0, []
-    for u in (u for tier in itertools.zip_longest(*queues) for u in tier if u):
+    for u in dealt(runnable, seed):
         if len(picked) == n:
             break
         drawn.append((price[id(u)], len(drawn), u))
@@ -137,15 +149,50 @@ def pick(runnable, n, seed, budget):
                                  key=lambda u: -price[id(u)])
 
 
+def remake(u, reruns, spec):
+    """Re-make one row -> (reproduced?, its output line, or the row made for an older file's bounds)."""
+    row, problem, note = reruns.row(u, spec)
+    where = f"{u['file']} {u['method']} {u['id']} ({note})"
+    if not u.get("row"):   # an older verify_citations file: no rows to compare, its totals are bounded
+        return None, f"re-run: {where}: " + (problem or f"answer {row['answer']!r}"), row
+    changes = [problem] if problem else row_changes(u["row"], row)
+    return not changes, f"{'differs' if changes else 'reproduced'}: {where}" + (": " + "; ".join(changes) if changes
+                                                                              else ""), row
+
+
+def first(differing, n, seed, budget, reruns, specs, price):
+    """The rows that differ from the course's reference (reference.py), re-run before the draw and besides it: dealt
+    like it, while fewer than n and their cost (the reference row's recorded seconds, else the file's) fits a budget
+    of their own; once one of a file's does not reproduce, its file's points are lost and its other differing rows
+    are not re-run. A row already re-made this grading run (the same question and answer settings in another file
+    or hand-in: the answer to musique-sub-71269 is in five committed files) is shared: it costs nothing and does not
+    count. The draw that follows is the one an identical hand-in gets (its re-runs shared).
+    -> (rows re-run, cost, {id(row): (reproduced?, line)}, rows not re-run)"""
+    done, spent, made, lost, counted = [], 0.0, {}, set(), 0
+    for u in dealt(differing, seed):
+        shared = Reruns.key(u, specs[u["file"], u["method"]]) in reruns.done
+        if u["file"] in lost or not shared and (counted == n or budget and spent + price(u) > budget):
+            continue
+        ok, line, _ = remake(u, reruns, specs[u["file"], u["method"]])
+        done.append(u)
+        counted, spent = counted + (not shared), spent + (0 if shared else price(u))
+        made[id(u)] = ok, line + " [differs from the reference: re-run first]"
+        lost |= set() if ok else {u["file"]}
+    return done, spent, made, [u for u in differing if id(u) not in made]
+
+
 def rerun_test(units, reruns, n, seed, spec, model_ok, budget=0):
-    """The re-run item of one hand-in -> (score, max score, output lines)."""
-    lines, retrieval, model = [], [], []
+    """The re-run item of one hand-in -> (score, max score, output lines, {"outcomes": {(file, method, id): True
+    when the re-run reproduced the row}, "drawn": {(file, method, id) of the rows the random draw re-ran}}). Units
+    whose "class" is "differs" (reference.classify) are re-run first (first()), then the draw (pick())."""
+    lines, retrieval, model, outcomes = [], [], [], {}
     for u in (u for u in units if u["family"] == "retrieval"):
         report, problem, note = reruns.retrieval(u)
         got, mine = ({r["id"]: r["recall"] for r in report["rows"]} if report else {}), u["data"].get("rows", ())
         moved = {r["id"]: [f"{m}@{k} {x} -> {got[r['id']][m][k]}" for m, v in r["recall"].items()
                            for k, x in v.items() if not close(x, got[r["id"]][m][k])] for r in mine if report}
         moved = {i: changes for i, changes in moved.items() if changes}   # question -> what moved
+        outcomes.update({(u["file"], "recall", r["id"]): not problem and r["id"] not in moved for r in mine if report})
         diffs = [problem] if problem else [f"{i}: {c}" for i, cs in moved.items() for c in cs] + differences(
             {"recall": u["data"]["recall"], "n": u["data"]["n"]}, {"recall": report["recall"], "n": report["n"]}, "")
         share = len(moved) / max(1, len(mine))
@@ -168,24 +215,32 @@ def rerun_test(units, reruns, n, seed, spec, model_ok, budget=0):
     if runnable and not model_ok:
         skipped, runnable = skipped + ["model rows: the grading machine's model is not the course's (--model)"], []
     groups = {}
+    timed = [c for c in map(cost, runnable) if c is not None]
+    price = lambda u: next((c for c in (cost({"row": u.get("ref")}), cost(u)) if c is not None),
+                           statistics.median(timed or [0.0]))
+    differing = [u for u in runnable if u.get("class") == "differs"]
+    ahead, first_cost, made, left = first(differing, n, seed, budget, reruns, specs, price)
     picked, spent, dear = pick(runnable, n, seed, budget)
+    picked = [u for u in picked if id(u) not in made]   # drawn, and already re-run first
+    if differing:
+        lines.append(f"first: {len(ahead)} of {len(differing)} row(s) that differ from the course's reference run "
+                     f"re-run before the draw, recorded cost {first_cost:.0f} s" + (
+                         f"; {len(left)} not (--rerun {n}, the {budget:g} s budget, or their file already lost its "
+                         f"points)" if left else ""))
     if budget and runnable:
         lines.append(f"drawn: {len(picked)} of {len(runnable)} runnable rows, recorded cost {spent:.0f} s of the "
                      f"{budget:g} s budget" + (" (none fitted: the cheapest re-run anyway)" if spent > budget else ""))
     if dear:
         skipped.append(f"{len(dear)} row(s) that recorded more than the whole {budget:g} s budget, the dearest "
                        f"{dear[0]['file']} {dear[0]['method']} {dear[0]['id']} ({cost(dear[0]) or 0:.0f} s)")
-    for u in sorted(picked, key=lambda u: (u["file"], u["method"], u["id"])):
-        row, problem, note = reruns.row(u, specs[u["file"], u["method"]])
-        where = f"{u['file']} {u['method']} {u['id']} ({note})"
-        if not u.get("row"):   # an older verify_citations file: no rows to compare, its totals are bounded
+    for u in sorted(ahead + picked, key=lambda u: (u["file"], u["method"], u["id"])):
+        ok, line, row = made[id(u)] + (None,) if id(u) in made else remake(u, reruns, specs[u["file"], u["method"]])
+        if ok is None:
             groups.setdefault((u["file"], u["method"]), [u["summary"], []])[1].append(row)
-            lines.append(f"re-run: {where}: " + (problem or f"answer {row['answer']!r}"))
-            continue
-        changes = [problem] if problem else row_changes(u["row"], row)
-        model.append(not changes)
-        lines.append(f"{'differs' if changes else 'reproduced'}: {where}" + (": " + "; ".join(changes) if changes
-                                                                              else ""))
+        else:
+            model.append(ok)
+            outcomes[u["file"], u["method"], u["id"]] = ok
+        lines.append(line)
     for (path, style), (summary, rows) in groups.items():
         bad = summary_bounds(summary, [r for r in rows if r]) + (["a re-run failed"] if None in rows else [])
         model.append(not bad)
@@ -197,4 +252,6 @@ def rerun_test(units, reruns, n, seed, spec, model_ok, budget=0):
     score = spec["points"] if full else round(spec["points"] * sum(done) / max(1, len(done)), 2)
     head = (f"{sum(done)} of {len(done)} re-runs reproduced; {allowed} differing model row(s) of {len(model)} allowed "
             f"(llama.cpp's sums drift across thread counts and builds): a row that differs is worth a look, not proof")
-    return score, spec["points"], [head if done else "nothing in this hand-in could be re-run"] + lines
+    drawn = {(u["file"], u["method"], u["id"]) for u in picked}
+    return score, spec["points"], [head if done else "nothing in this hand-in could be re-run"] + lines, {
+        "outcomes": outcomes, "drawn": drawn}

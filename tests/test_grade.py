@@ -1,5 +1,8 @@
 """grading/handin.py and grade.py: a correct hand-in gets full marks; an edited total, a fabricated row, a run on
 another golden file and a corrupted archive are each caught, with a line that says why, and never crash the grader.
+Against a reference run (the fixture's own results as the course's, grade.py --reference), rows fabricated in bulk
+or one at a time cost their files' weeks; what rows claim (their counts, short answer and passages) is checked with
+no model call.
 
 Hand-ins are made on the fixture corpus by the lab's own entry points (retrieve.evaluate, verify_citations.main,
 benchmark.main) with SCRIPTED_MODEL (tests/test_benchmark.py: an llm.ScriptedModel, never a language model, that
@@ -25,7 +28,7 @@ import judge
 import llm
 import retrieve
 import verify_citations
-from grading import checks, grade, handin, rerun
+from grading import checks, grade, handin, reference, rerun
 from lab import cache
 from test_benchmark import GENERATE_SYSTEM, SCRIPTED_MODEL
 
@@ -92,12 +95,14 @@ def edited(lab, name, change):
     return [path] + [lab["results"] / n for n in ("retrieval.json", "citations.json", "benchmark.json") if n != name]
 
 
-def grade_all(lab, corpus, subs, rerun=20):
-    """grade.py over a folder of hand-ins -> ({student: results.json}, the scripted model's calls, out folder)."""
+def grade_all(lab, corpus, subs, rerun=20, reference=None):
+    """grade.py over a folder of hand-ins -> ({student: results.json}, the scripted model's calls, out folder).
+    reference: the course's reference results (default: the repository's results/, which hold no fixture row)."""
     out, model = subs.parent / (subs.name + "-graded"), SCRIPTED_MODEL()
     with llm.use_model(model):
         grade.main([str(subs), "--rubric", str(lab["rubric"]), "--corpus", str(corpus), "--golden",
-                    str(lab["golden"]), "--model", "scripted", "--rerun", str(rerun), "--out", str(out)])
+                    str(lab["golden"]), "--model", "scripted", "--rerun", str(rerun), "--out", str(out)]
+                   + (["--reference", str(reference)] if reference else []))
     return ({p.parent.name: json.loads(p.read_text()) for p in out.glob("*/results.json")}, model.calls, out)
 
 
@@ -272,8 +277,164 @@ def test_a_fabricated_row_is_caught(lab, corpus, golden_path, tmp_path):
     rerun = items_of(results["f1"])["re-run"]
     assert rerun["score"] < rerun["max_score"] and re.search(r"differs: benchmark.json single fx-\d+.*: answer",
                                                               rerun["output"])
-    assert set(lost(results["f1"])) == {"re-run"}   # its totals agree with its rows
+    # its totals agree with its rows, but the row still says a supported sentence states its answer (claims.py)
+    assert set(lost(results["f1"])) == {"re-run"} | {f"week 9 benchmark.py: {k}" for k in (
+        "valid", "fingerprints", "recomputed", "4 questions")}
+    assert re.search(r"single fx-\d+: it says a supported sentence states its short answer '.+'; none does",
+                     lost(results["f1"])["week 9 benchmark.py: recomputed"])
     assert "fx-99: no such question" in lost(results["f2"])["week 9 benchmark.py: recomputed"]
+
+
+WEEK = {"citations.json": "week 4 verify_citations.py", "benchmark.json": "week 9 benchmark.py"}
+WEEK_ITEMS = {"citations.json": ("valid", "fingerprints", "recomputed", ">= 90% cited"),
+              "benchmark.json": ("valid", "fingerprints", "recomputed", "4 questions")}
+
+
+def rows_of(result, name):
+    """A file's row classes and claims as results.json's extra_data holds them."""
+    return next(f for p, f in result["extra_data"]["rows"].items() if Path(p).name == name)
+
+
+def made_right(rows, gold, keep=None):
+    """Wrong rows given the golden answer and EM/F1 1.0, as a student fabricating them would; their claims
+    (verdicts, passages) taken out, as rows written before rows carried them: only the reference can tell.
+    -> the ids changed"""
+    wrong = [r for r in rows if r["em"] == 0 and not r["idk"]][:keep]
+    for r in wrong:
+        r.update(answer=gold[r["id"]]["answer"], em=1.0, f1=1.0)
+        for k in ("verdicts", "sources", "chunk_ids", "invalid_ids"):
+            r.pop(k, None)
+    return [r["id"] for r in wrong]
+
+
+def test_rows_fabricated_in_bulk_lose_their_files_points_against_the_reference(lab, corpus, golden_path, tmp_path):
+    """The issue's hand-in: every wrong row made right, totals recomputed, nothing inconsistent; graded against the
+    reference (the fixture run's own results) every tampered file loses all its week's points, re-run or not;
+    against a reference that does not hold them (the repository's results/) only the draw could catch them."""
+    gold, changed = {g["id"]: g for g in json.loads(golden_path.read_text())}, {}
+
+    def bulk_citations(d):
+        changed["citations.json"] = made_right(d["rows"]["json"], gold)
+        d.update({k: v for k, v in citations.summarize(d["rows"]["json"]).items() if k in d})
+
+    def bulk_benchmark(d):
+        changed["benchmark.json"] = [i for rs in d["rows"].values() for i in made_right(rs, gold)]
+        d["table"] = harness.compare(d["rows"], tuple(d["table"]))
+    subs = tmp_path / "subs"
+    hand_in(lab, corpus, subs, "ok")
+    files = edited(lab, "citations.json", bulk_citations)
+    hand_in(lab, corpus, subs, "bulk", [files[0], edited(lab, "benchmark.json", bulk_benchmark)[0], files[1]])
+    assert len(changed["citations.json"]) >= 2 and len(changed["benchmark.json"]) >= 4
+    for rerun_n in (0, 1):
+        results = grade_all(lab, corpus, subs, rerun=rerun_n, reference=lab["results"])[0]
+        assert results["ok"]["score"] == FULL - 4 * (rerun_n == 0) and not lost(results["ok"])
+        assert all(f["identical"] == sum(f[k] for k in reference.CLASSES) and f["claims"]["problems"] == 0
+                   for f in results["ok"]["extra_data"]["rows"].values())
+        why = lost(results["bulk"])
+        for name, ids in changed.items():
+            assert {f"{WEEK[name]}: {k}" for k in WEEK_ITEMS[name]} <= set(why), (name, why)
+            assert re.match(rf"{len(ids)} row\(s\) differ from the course's reference run", why[f"{WEEK[name]}: valid"])
+            f = rows_of(results["bulk"], name)
+            assert f["not reproduced"] + f["not re-run"] == len(ids) and f["reproduced"] == f["unchecked"] == 0
+            assert f["not reproduced"] <= 2 * rerun_n   # first, then the draw
+            assert f["identical"] + len(ids) == sum(f[k] for k in reference.CLASSES)
+        assert "week 2 retrieve.py: valid" not in why   # the untouched file keeps its points
+    rerun_item = items_of(results["bulk"])["re-run"]["output"]
+    assert re.search(r"^first: \d of \d+ row\(s\) that differ from the course's reference run re-run before the draw, "
+                     r"recorded cost \d+ s; \d+ not \(--rerun 1", rerun_item, re.M), rerun_item
+    assert "[differs from the reference: re-run first]" in rerun_item
+    plain = grade_all(lab, corpus, tmp_path / "subs", rerun=0)[0]["bulk"]   # no reference row: the old hole
+    assert not lost(plain) and rows_of(plain, "citations.json")["unchecked"] == 4
+
+
+def test_one_fabricated_row_is_re_run_first_and_a_row_that_reproduces_keeps_its_points(lab, corpus, golden_path,
+                                                                                          tmp_path):
+    gold, ids = {g["id"]: g for g in json.loads(golden_path.read_text())}, []
+
+    def one_row(d):
+        ids.extend(made_right(d["rows"]["json"], gold, keep=1))
+        d.update({k: v for k, v in citations.summarize(d["rows"]["json"]).items() if k in d})
+    hand_in(lab, corpus, tmp_path / "subs", "one", edited(lab, "citations.json", one_row))
+    r = grade_all(lab, corpus, tmp_path / "subs", rerun=0, reference=lab["results"])[0]["one"]
+    assert set(lost(r)) == {f"week 4 verify_citations.py: {k}" for k in WEEK_ITEMS["citations.json"]}
+    assert f"json {ids[0]} (not re-run): answer " in lost(r)["week 4 verify_citations.py: valid"]
+    assert {k: v for k, v in rows_of(r, "citations.json").items() if k in reference.CLASSES} == {
+        "identical": 3, "within": 0, "reproduced": 0, "not reproduced": 0, "not re-run": 1, "unchecked": 0}
+    r = grade_all(lab, corpus, tmp_path / "subs", rerun=1, reference=lab["results"])[0]["one"]
+    assert rows_of(r, "citations.json")["not reproduced"] == 1   # the one re-run went to the differing row
+    assert re.search(rf"^differs: citations.json json {ids[0]} .*answer '.+' -> 'Tomas Vell'.*re-run first\]$",
+                     items_of(r)["re-run"]["output"], re.M)
+    # an honest hand-in against a reference whose row differs (a reference made elsewhere): re-run, it reproduces
+    ref = shutil.copytree(lab["results"], tmp_path / "ref")
+    data = json.loads((ref / "citations.json").read_text())
+    data["rows"]["json"][0].update(answer="Corran", em=0.0, f1=0.0)
+    (ref / "citations.json").write_text(json.dumps(data))
+    hand_in(lab, corpus, tmp_path / "honest", "ok")
+    r = grade_all(lab, corpus, tmp_path / "honest", rerun=1, reference=ref)[0]["ok"]
+    assert not lost(r) and r["score"] == FULL and rows_of(r, "citations.json")["reproduced"] == 1
+
+
+def test_a_row_whose_passages_are_not_the_course_corpus_s_chunks_is_caught(lab, corpus, tmp_path):
+    """claims.py, no model call: a chunk ID no document of the corpus has, and a chunk whose text is not the
+    corpus's (its sha256), each cost the file; honest rows' passages are the fixture corpus's chunks."""
+    def nowhere(d):
+        row = d["rows"]["json"][0]
+        row["sources"][0]["chunk_id"] = row["chunk_ids"][0] = "nowhere#0"
+
+    def other_text(d):
+        d["rows"]["single"][0]["sources"][1]["sha"] = "0" * 16
+    subs = tmp_path / "subs"
+    hand_in(lab, corpus, subs, "c1", edited(lab, "citations.json", nowhere))
+    hand_in(lab, corpus, subs, "c2", edited(lab, "benchmark.json", other_text))
+    hand_in(lab, corpus, subs, "ok")
+    results = grade_all(lab, corpus, subs, rerun=0)[0]   # no reference row: the claims alone
+    assert rows_of(results["ok"], "citations.json")["claims"] == {"checked": 4, "without": 0, "problems": 0}
+    assert not lost(results["ok"])
+    why = lost(results["c1"])
+    assert set(why) == {f"week 4 verify_citations.py: {k}" for k in WEEK_ITEMS["citations.json"]}
+    assert "passage S1: nowhere#0 is not a chunk of the course corpus (no document 'nowhere')" in why[
+        "week 4 verify_citations.py: recomputed"]
+    why = lost(results["c2"])["week 9 benchmark.py: valid"]
+    assert re.search(r"1 problem\(s\) with what its rows claim .*single fx-\d+: passage S2: [\w-]+#\d+: its text "
+                     r"\(sha256 0{16}\) is not the course corpus's \([0-9a-f]{16}\)", why)
+
+
+def test_a_row_whose_short_answer_is_in_no_sentence_is_caught(lab, corpus, golden_path, tmp_path):
+    """The row says a supported sentence states its answer (features.stated, answer_check's part), but none of its
+    sentences does: answer, EM, F1 and totals all agree, only its own sentences tell. Counts its verdicts do not
+    give are caught the same way."""
+    gold = {g["id"]: g for g in json.loads(golden_path.read_text())}
+
+    def unstated(d):
+        row = next(r for r in d["rows"]["json"] if r["em"] == 0 and r["features"]["stated"] == 1.0)
+        row.update(answer=gold[row["id"]]["answer"], em=1.0, f1=1.0)
+        d.update({k: v for k, v in citations.summarize(d["rows"]["json"]).items() if k in d})
+
+    def one_more_supported(d):
+        row = next(r for r in d["rows"]["json"] if r["supported"] < r["sentences"])
+        row["supported"] += 1
+        d.update({k: v for k, v in citations.summarize(d["rows"]["json"]).items() if k in d})
+    subs = tmp_path / "subs"
+    hand_in(lab, corpus, subs, "s1", edited(lab, "citations.json", unstated))
+    hand_in(lab, corpus, subs, "s2", edited(lab, "citations.json", one_more_supported))
+    results = grade_all(lab, corpus, subs, rerun=0)[0]
+    for student, words in (("s1", r"json fx-\d+: it says a supported sentence states its short answer '.+'; none "
+                                  r"does"), ("s2", r"json fx-\d+: supported 1, its verdicts say 0")):
+        why = lost(results[student])
+        assert set(why) == {f"week 4 verify_citations.py: {k}" for k in WEEK_ITEMS["citations.json"]}, student
+        assert re.search(words, why["week 4 verify_citations.py: recomputed"]), why
+        assert rows_of(results[student], "citations.json")["claims"]["problems"] == 1
+
+
+def test_the_chance_that_fabricated_rows_escape_a_random_draw():
+    """reference.escape: hypergeometric, C(n-k, r) / C(n, r)."""
+    assert reference.escape(30, 1, 3) == pytest.approx(0.9)
+    assert reference.escape(30, 11, 3) == pytest.approx(19 * 18 * 17 / (30 * 29 * 28))
+    assert reference.escape(30, 5, 0) == 1 and reference.escape(30, 1, 30) == 0 and reference.escape(4, 5, 1) == 0
+    rows = [{"method": "m", "id": str(i), "class": "unchecked" if i < 8 else "identical"} for i in range(10)]
+    line = reference.escape_line(rows, {("m", "0"), ("m", "9")})
+    assert line.startswith("8 row(s) the reference does not hold, 1 of them re-run at random") and \
+        "0.88 (k=1)" in line and "0.62 (k=3)" in line
 
 
 def test_a_run_on_another_golden_file_is_caught(lab, corpus, tmp_path):
