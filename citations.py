@@ -95,6 +95,11 @@ def answer_status(result, verdicts):
 UNVERIFIED = "unverified: no sentence of this answer is supported by its sources"
 
 
+def text_sha(text):
+    """The hash a row keeps of a passage's text, and grading/claims.py recomputes: sha256, 16 hex."""
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def source_entry(passage):
     """What a row keeps of a passage it was given, for grading/claims.py to check without a model: its ID in the
     prompt, its chunk ID and the sha256 (16 hex) of the chunk's text (before generate's trim); None for a passage
@@ -103,7 +108,7 @@ def source_entry(passage):
     "ashford-bridge#0", "sha": "3f9a..."}"""
     text = None if passage.get("refined") else passage.get("trimmed_from", passage.get("text"))
     return {"id": passage.get("id"), "chunk_id": passage.get("chunk_id"),
-            "sha": hashlib.sha256(text.encode()).hexdigest()[:16] if isinstance(text, str) else None}
+            "sha": text_sha(text) if isinstance(text, str) else None}
 
 
 def question_row(result, item, verdicts, cost, judge_cost, checked=None):

@@ -13,44 +13,41 @@ the chunk's text). The checks:
 - the short answer: answer_check's "stated" part (a supported sentence states it; for yes/no, the supported
   sentences name what the question is about), recomputed from the verdicts, must be the row's features.stated, and
   a row whose status is "verified" must have it (answer_check never verifies an answer no sentence states);
-- the passages: a chunk ID "doc#n" names a document of the course corpus and one of its chunks (vector_index.chunk
-  with the file's chunker: no model, no index), whose text has the row's sha256 (the seed pattern's BM25 document
-  prefix for "doc#0" too).
+- the passages: a chunk ID ("doc#3", a PDF's "doc-pdf#p12-0") is one the index makes of a document of the course
+  corpus (vector_index.chunk_records with the file's chunker: no model, no index), whose text has the row's sha256
+  (citations.text_sha; the seed pattern's BM25 document prefix for a document's first chunk too).
 Not handled: rows written before they carried these (the committed results of 2026-12-01 among them: counted as
 "no claims", never failed); whether a sentence is supported (the judge's word: a model call, the re-run's job);
 a passage CRAG's refinement cut (its chunk ID is checked, not its text); passages from outside the corpus by design
 (CRAG's web stand-in "web:...", a web URL, GraphRAG's "community-N" summaries).
 """
-import hashlib
 import re
 
 from answer_check import stating
+from citations import text_sha
 from retrieve import DEFAULT_CHUNKER, SEED_PREFIX_CHARS
-from vector_index import chunk, load_documents
+from vector_index import chunk_records, load_documents
 
 OUTSIDE = re.compile(r"^(web:|community-\d|https?://)")
-CHUNK_ID = re.compile(r"^(.+)#(\d+)$")
-
-
-def sha(text):
-    """citations.source_entry's hash: sha("Ashford Bridge") -> 16 hex"""
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 class Chunks:
     """The course corpus's chunks as the index holds them: the documents read once (vector_index.load_documents),
-    each chunked on first use. hashes("ashford-bridge", "titled") -> ([sha of chunk 0, ...], sha of the seed
-    pattern's prefix) or None (no such document)."""
+    each chunked on first use with the index's own IDs (vector_index.chunk_records: `doc#3`, `doc-pdf#p12-0`).
+    of("ashford-bridge", "titled") -> ({chunk id: sha of its text}, first chunk's id, sha of the seed pattern's
+    prefix) or None (no such document)."""
     def __init__(self, corpus):
         self.corpus, self.docs, self.made = corpus, None, {}
 
-    def hashes(self, doc, chunker):
+    def of(self, doc, chunker):
         if self.docs is None:
             self.docs = load_documents(self.corpus, quiet=True)[0]
         if (doc, chunker) not in self.made:
             d = self.docs.get(doc)
+            records = [] if d is None else chunk_records(d, chunker)
             self.made[doc, chunker] = None if d is None else (
-                [sha(t) for t in chunk(d, chunker)], sha(f"{d.title}\n{d.text}"[:SEED_PREFIX_CHARS]))
+                {cid: text_sha(t) for cid, t, _ in records}, records[0][0] if records else None,
+                text_sha(f"{d.title}\n{d.text}"[:SEED_PREFIX_CHARS]))
         return self.made[doc, chunker]
 
 
@@ -106,19 +103,19 @@ def passages(row, chunks, chunker):
     """The problems of a row's passages against the course corpus's chunks."""
     out = []
     for s in row["sources"]:
-        cid, m = s["chunk_id"], CHUNK_ID.match(s["chunk_id"])
+        cid = s["chunk_id"]
         if OUTSIDE.match(cid):
             continue
-        have = chunks.hashes(m.group(1), chunker) if m else None
+        doc = cid.rpartition("#")[0]
+        have = chunks.of(doc, chunker) if doc else None
         if have is None:
             out.append(f"passage {s['id']}: {cid} is not a chunk of the course corpus"
-                       + (f" (no document {m.group(1)!r})" if m else ""))
-        elif int(m.group(2)) >= len(have[0]):
-            out.append(f"passage {s['id']}: {cid}: {m.group(1)} has {len(have[0])} {chunker} chunk(s)")
-        elif s["sha"] is not None and s["sha"] not in (have[0][int(m.group(2))], have[1] if m.group(2) == "0"
-                                                       else None):
+                       + (f" (no document {doc!r})" if doc else ""))
+        elif cid not in have[0]:
+            out.append(f"passage {s['id']}: {cid}: {doc} has {len(have[0])} {chunker} chunk(s)")
+        elif s["sha"] is not None and s["sha"] not in (have[0][cid], have[2] if cid == have[1] else None):
             out.append(f"passage {s['id']}: {cid}: its text (sha256 {s['sha']}) is not the course corpus's "
-                       f"({have[0][int(m.group(2))]})")
+                       f"({have[0][cid]})")
     return out
 
 

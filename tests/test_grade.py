@@ -530,3 +530,13 @@ def test_real_engine_a_student_row_re_run_by_the_grader_reproduces(corpus, golde
     r = json.loads((tmp_path / "s-graded" / "r" / "results.json").read_text())
     assert [line.split(":")[0] for line in items_of(r)["re-run"]["output"].splitlines()[1:]] == ["drawn", "reproduced"]
     assert not {f"week 9 benchmark.py: {k}" for k in ("valid", "fingerprints", "recomputed")} & set(lost(r))
+
+
+def test_claims_know_the_index_chunk_ids_of_a_pdf():
+    """A PDF's chunks are `doc-pdf#p<page>-<n>` (vector_index.chunk_records): the claims check takes the same IDs."""
+    from grading.claims import Chunks, passages
+    chunks = Chunks(ROOT / "tests" / "fixtures" / "documents")
+    ids, _, _ = chunks.of("handbook-pdf", "titled")
+    row = {"sources": [{"id": "S1", "chunk_id": "handbook-pdf#p2-0", "sha": ids["handbook-pdf#p2-0"]},
+                       {"id": "S2", "chunk_id": "handbook-pdf#p9-0", "sha": None}]}
+    assert passages(row, chunks, "titled") == ["passage S2: handbook-pdf#p9-0: handbook-pdf has 3 titled chunk(s)"]
