@@ -107,3 +107,18 @@ def test_a_chain_is_linked_when_it_starts_at_the_question_and_reaches_the_statin
 def test_a_question_that_names_no_subject_leaves_the_link_unknown():
     s = [("The next games are in Milan.", ["S1"], True)]
     assert ac.linked(result("Milan", s, "where will the next winter olimpics be held"), verdicts(s)) == 0.5
+
+
+def test_the_threshold_is_chosen_on_scores_the_row_never_trained():
+    rows = [{"id": f"q{i}", "features": {"stated": 1.0, "agreed": float(i % 3 > 0), "relevant": float(i % 5 > 0)},
+             "right": (i % 3 > 0) != (i % 7 == 0)} for i in range(60)]
+    names = sorted(rows[0]["features"])
+    before = ace.cross_fitted(rows, names)
+    flipped = [dict(r, right=not r["right"]) if r["id"] == "q9" else r for r in rows]
+    after = ace.cross_fitted(flipped, names)
+    i = 9
+    assert after[i] == before[i]                 # its own label did not move its score
+    assert any(a != b for j, (a, b) in enumerate(zip(after, before)) if j != i)   # it trained the other folds
+    assert len({ace.fold_of(f"q{j}") for j in range(60)}) == ace.FOLDS
+    cal = ace.fit([dict(r) for r in rows], 0.9)
+    assert cal["threshold_from"].startswith("cross-fitted") and 0 < cal["threshold"] <= 1.01
