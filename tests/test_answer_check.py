@@ -121,4 +121,5 @@ def test_the_threshold_is_chosen_on_scores_the_row_never_trained():
     assert any(a != b for j, (a, b) in enumerate(zip(after, before)) if j != i)   # it trained the other folds
     assert len({ace.fold_of(f"q{j}") for j in range(60)}) == ace.FOLDS
     cal = ace.fit([dict(r) for r in rows], 0.9)
-    assert cal["threshold_from"].startswith("cross-fitted") and 0 < cal["threshold"] <= 1.01
+    assert cal["threshold_from"] in ("in-sample", "cross-fitted") and 0 < cal["threshold"] <= 1.01
+    assert set(cal["held_out_dev"]) == {"in-sample", "cross-fitted"}
