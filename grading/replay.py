@@ -9,9 +9,9 @@ model so that the cache keys are the real ones), with `--json` pointed at a scra
 with the committed one. Expected output: the script's own output, then
     ## verify_citations.py --limit 30 --styles json vs results/citations_json_30.json: exit 0; model calls refused: 0;
        586 fields compared, 0 differ
-Timings (any key naming seconds or ms), engine labels, dates, machines, commands and chart file names are not
-compared: they describe the run, not its figures. Exit status: 0 when no call was refused and no compared field
-differs, else 1.
+Timings (any key naming seconds or ms), engine labels, dates, machines, commands, the model calls a run made (a
+replay makes none) and chart file names are not compared: they describe the run, not its figures. Exit status: 0
+when no call was refused and no compared field differs, else 1.
 After an edit that moves cache keys (`python -m lab.cache --rekey MODULE`, a new input in a key), this is how one
 checks that the committed figures still come from the cache: a miss shows as a refused call.
 Not handled: results written without --json (ordering_ab's plots), scripts that take no --json.
@@ -28,7 +28,7 @@ import llm
 
 ROOT = Path(__file__).parent.parent   # the repository (this file is in grading/)
 # keys that describe the run, not its figures
-SKIP = re.compile(r"seconds|(^|_)ms(_|$)|wall|^(engine|host|gguf|build|charts|png|date|machine|command)$")
+SKIP = re.compile(r"seconds|(^|_)ms(_|$)|wall|^(engine|host|gguf|build|charts|png|date|machine|command|llm_calls_now)$")
 
 
 def fields(value, path=""):
