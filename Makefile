@@ -38,8 +38,8 @@ demo: index               ## the main job: a multi-hop golden question, retrieve
 	$(BIN)/python retrieve.py "$(QUESTION)" --corpus $(CORPUS)
 	$(BIN)/python verify_citations.py --ask "$(QUESTION)" $(ON_CORPUS)
 
-test: install             ## the whole test suite (fast fixture tests + a few real-engine ones)
-	$(BIN)/python -m pytest
+test: install             ## the whole test suite (fast fixture tests + a few real-engine ones), on both cores
+	$(BIN)/python -m pytest -n 2
 
 test-slow: install        ## the longer real-engine tests make test leaves out (~4 min on the wheel; CI runs them)
 	$(BIN)/python -m pytest -m slow
