@@ -78,8 +78,17 @@ def fold_of(question_id, folds=FOLDS, salt=""):
 
 def _lr(rows, names):
     from sklearn.linear_model import LogisticRegression
-    return LogisticRegression(C=1.0, max_iter=1000).fit([[r["features"][f] for f in names] for r in rows],
-                                                        [int(r["right"]) for r in rows])
+    return LogisticRegression(C=1.0, max_iter=1000).fit(_x(rows, names), [int(r["right"]) for r in rows])
+
+
+def _x(rows, names):
+    """The rows' features as the fit reads them: one list per row, in `names` order."""
+    return [[r["features"][f] for f in names] for r in rows]
+
+
+def _scores(lr, rows, names):
+    """P(right) of each row under a fitted model."""
+    return [float(p) for p in lr.predict_proba(_x(rows, names))[:, 1]]
 
 
 def cross_fitted(rows, names, folds=FOLDS, salt=""):
@@ -90,9 +99,8 @@ def cross_fitted(rows, names, folds=FOLDS, salt=""):
         rest = [r for r in rows if fold_of(r["id"], folds, salt) != k]
         if not held or len({r["right"] for r in rest}) < 2:
             continue
-        lr = _lr(rest, names)
-        for i, p in zip(held, lr.predict_proba([[rows[i]["features"][f] for f in names] for i in held])[:, 1]):
-            out[i] = float(p)
+        for i, p in zip(held, _scores(_lr(rest, names), [rows[i] for i in held], names)):
+            out[i] = p
     return out
 
 
@@ -113,10 +121,9 @@ def fit(rows, target=TARGET):
            "coef": [round(float(c), 4) for c in lr.coef_[0]], "intercept": round(float(lr.intercept_[0]), 4),
            "target": target, "dev_rows": len(usable), "threshold_from": way,
            "held_out_dev": {w: dict(zip(("precision", "coverage", "unanswerable_verified"), v)) for w, v in ab.items()}}
-    scores = (lr.predict_proba([[r["features"][f] for f in names] for r in usable])[:, 1] if way == "in-sample"
-              else cross_fitted(usable, names))
+    scores = _scores(lr, usable, names) if way == "in-sample" else cross_fitted(usable, names)
     for r, s in zip(usable, scores):
-        r["score_fit"] = float(s)
+        r["score_fit"] = s
     cal["threshold"] = round(choose_threshold(usable, target), 4)
     return cal
 
@@ -134,12 +141,12 @@ def threshold_ab(rows, target=TARGET, repeats=4):
                 rest = [dict(r) for r in rows if fold_of(r["id"], FOLDS, f"outer{rep}") != k]
                 held = [dict(r) for r in rows if fold_of(r["id"], FOLDS, f"outer{rep}") == k]
                 lr = _lr(rest, names)
-                fitted = lr.predict_proba([[r["features"][f] for f in names] for r in rest])[:, 1]
-                scores = fitted if way == "in-sample" else cross_fitted(rest, names, salt=f"inner{rep}")
+                scores = (_scores(lr, rest, names) if way == "in-sample"
+                          else cross_fitted(rest, names, salt=f"inner{rep}"))
                 for r, s in zip(rest, scores):
                     r["score_fit"] = s
                 t = choose_threshold(rest, target)
-                for r, s in zip(held, lr.predict_proba([[r["features"][f] for f in names] for r in held])[:, 1]):
+                for r, s in zip(held, _scores(lr, held, names)):
                     r["score_fit"] = s
                 n, good = precision_at([r for r in held if not r.get("unanswerable")], t)
                 shown, ok, right = shown + n, ok + good, right + sum(

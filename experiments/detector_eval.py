@@ -150,15 +150,15 @@ def on_corpus(folder, shown=5):
     from injection_detector import flagged
     from vector_index import DEFAULT_CHUNKER, chunk_records
     docs, _ = load_documents(folder, quiet=True)
-    texts = [(cid, t) for d in docs.values() for cid, t, _ in chunk_records(d, DEFAULT_CHUNKER)]
-    hits = [(cid, t) for cid, t in texts if flagged(t)]
-    by_doc = {cid.split("#")[0] for cid, _ in hits}
+    texts = [(cid, t, meta["doc"]) for d in docs.values() for cid, t, meta in chunk_records(d, DEFAULT_CHUNKER)]
+    hits = [(cid, t, doc) for cid, t, doc in texts if flagged(t)]
+    by_doc = {doc for _, _, doc in hits}
     print(f"{folder}: {len(hits)} of {len(texts)} chunks flagged ({len(hits) / max(len(texts), 1):.1%}), "
           f"in {len(by_doc)} of {len(docs)} documents")
-    for cid, t in hits[:shown]:
+    for cid, t, _ in hits[:shown]:
         print(f"  {cid}: {' '.join(t.split())[:100]}")
     return {"corpus": cache.portable(str(Path(folder).resolve())), "chunks": len(texts), "flagged": len(hits),
-            "documents": len(docs), "documents_flagged": len(by_doc), "flagged_ids": [c for c, _ in hits]}
+            "documents": len(docs), "documents_flagged": len(by_doc), "flagged_ids": [c for c, _, _ in hits]}
 
 
 def main():
