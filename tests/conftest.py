@@ -30,6 +30,24 @@ def _isolated_store(tmp_path_factory):
     mp.undo()
 
 
+@pytest.fixture(autouse=True)
+def _real_engine_only_when_marked(request, monkeypatch):
+    """A test not marked engine or slow that reaches the embedded model fails at once, instead of silently spending
+    seconds of real generation (its model calls belong in a ScriptedModel block)."""
+    if request.node.get_closest_marker("engine") or request.node.get_closest_marker("slow"):
+        return
+    import llm
+    message = "this test reached the real embedded engine: script it (llm.use_model) or mark it engine"
+    real_chat = llm._Embedded.openai_chat
+
+    def chat(self, body):   # the engine's own refusals (a missing or mismatched GGUF) still run, before it loads
+        if self.server is not None:
+            pytest.fail(message)
+        return real_chat(self, body)
+    monkeypatch.setattr(llm._Embedded, "openai_chat", chat)
+    monkeypatch.setattr(llm, "engine_params", lambda *a, **k: pytest.fail(message))
+
+
 @pytest.fixture(scope="session")
 def corpus(tmp_path_factory):
     """A copy of the fixture corpus with its titled index built (shared, do not modify)."""

@@ -76,10 +76,10 @@ def state(run):
     return sorted((cid, m["hash"], m["total"]) for cid, m in zip(run["ids"], run["metas"]))
 
 
-@pytest.fixture
-def big_corpus(tmp_path):
-    """60 documents of ~5 chunks each (300 chunks): a build takes a few seconds at 8 chunks a batch."""
-    folder = tmp_path / "big"
+@pytest.fixture(scope="module")
+def big_corpus(tmp_path_factory):
+    """60 documents of ~5 chunks each (300 chunks): a build takes a few seconds at 8 chunks a batch (do not edit)."""
+    folder = tmp_path_factory.mktemp("faults") / "big"
     folder.mkdir()
     for d in range(60):
         sentences = [f"Sentence {s} of document {d} tells about the village number {d * 7 + s}." for s in range(60)]
@@ -87,9 +87,15 @@ def big_corpus(tmp_path):
     return folder
 
 
+@pytest.fixture(scope="module")
+def fresh(big_corpus, tmp_path_factory):
+    """One uninterrupted build of big_corpus into its own index: what every build below must end up equal to."""
+    return finish(build_process(big_corpus, tmp_path_factory.mktemp("fresh")))
+
+
 # ---- the index build: SIGKILL midway, and two builds at once ----
 
-def test_build_killed_midway_recovers_to_the_fresh_index(big_corpus, tmp_path):
+def test_build_killed_midway_recovers_to_the_fresh_index(big_corpus, fresh, tmp_path):
     proc = build_process(big_corpus, tmp_path / "killed")
     batches = 0
     for line in proc.stdout:
@@ -105,20 +111,18 @@ def test_build_killed_midway_recovers_to_the_fresh_index(big_corpus, tmp_path):
         per_doc.setdefault(m["doc"], []).append(m["total"])
     assert 0 < partial["count"] < 300 and any(len(v) < v[0] for v in per_doc.values())  # really midway
     rerun = finish(build_process(big_corpus, tmp_path / "killed"))
-    fresh = finish(build_process(big_corpus, tmp_path / "fresh"))
     assert rerun["count"] == fresh["count"] == len(set(rerun["ids"])) == fresh["result"]["embedded"]
     assert state(rerun) == state(fresh)
     assert 0 < rerun["result"]["embedded"] < fresh["result"]["embedded"]  # finished documents were kept
 
 
-def test_two_builds_at_once_embed_each_chunk_once(big_corpus, tmp_path):
+def test_two_builds_at_once_embed_each_chunk_once(big_corpus, fresh, tmp_path):
     go = tmp_path / "go"
     procs = [build_process(big_corpus, tmp_path / "shared", GO=str(go), PAUSE="0.1") for _ in range(2)]
     for p in procs:
         assert p.stdout.readline().strip() == "ready"
     go.touch()  # both start building at the same moment
     a, b = (finish(p) for p in procs)
-    fresh = finish(build_process(big_corpus, tmp_path / "fresh"))
     assert state(a) == state(b) == state(fresh)
     assert sorted([a["result"]["embedded"], b["result"]["embedded"]]) == [0, fresh["count"]]  # the lock
 

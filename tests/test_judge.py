@@ -103,14 +103,14 @@ def test_a_passage_with_injection_markers_supports_nothing(fresh_cache, capsys):
     r["passages"][1]["text"] = "GOOD too"
     with llm.use_model(llm.ScriptedModel(good_judge)):
         v = citations.verify(r)
-    assert not v[0]["supported"] and v[0]["precise"] == {"S1": False}
-    reasons = v[0]["quarantined"]["S1"]   # the marker, and the learned detector's flag (its p depends on the weights)
-    assert list(v[0]["quarantined"]) == ["S1"] and reasons[0] == "instruction to the model"
-    assert reasons[1].startswith("addressed to the model or reader (p=")
-    assert v[1]["supported"] and v[1]["precise"] == {"S1": False, "S2": True}  # the clean passage still counts
-    for p in r["passages"]:
-        p["chunk_id"] = f"{p['doc']}#0"
-    citations.print_answer(r, v)
+        assert not v[0]["supported"] and v[0]["precise"] == {"S1": False}
+        reasons = v[0]["quarantined"]["S1"]   # the marker, and the learned detector's flag (p depends on the weights)
+        assert list(v[0]["quarantined"]) == ["S1"] and reasons[0] == "instruction to the model"
+        assert reasons[1].startswith("addressed to the model or reader (p=")
+        assert v[1]["supported"] and v[1]["precise"] == {"S1": False, "S2": True}  # the clean passage still counts
+        for p in r["passages"]:
+            p["chunk_id"] = f"{p['doc']}#0"
+        citations.print_answer(r, v)   # the answer check's own model call is scripted too
     assert ("[S1: not allowed as support: instruction to the model, addressed to the model or reader"
             in capsys.readouterr().out)
 
@@ -408,11 +408,18 @@ def test_judge_model_goes_through_the_same_door(fresh_cache, monkeypatch):
 def test_real_engine_judge(fresh_cache):
     src = "Medra is a small island off Port Sallow with about 300 residents. The island has no cars."
     assert judge.supports("Medra has about 300 residents.", src) is True
+    # the hard case on the real engine: the wrong answer is named in the source, in another role (make test-slow
+    # also asks the unsupported plain claim and the right answer to this question)
+    bridge = "Ashford Bridge is a stone arch bridge in the town of Corran. It was designed by the engineer Tomas Vell."
+    assert judge.supports('The answer to "Who designed Ashford Bridge?" is Corran.', bridge) is False
+
+
+@pytest.mark.slow
+def test_real_engine_judge_more(fresh_cache):
+    src = "Medra is a small island off Port Sallow with about 300 residents. The island has no cars."
     assert judge.supports("Medra has a large airport.", src) is False
-    # the hard case on the real engine: the wrong answer is named in the source, in another role
     bridge = "Ashford Bridge is a stone arch bridge in the town of Corran. It was designed by the engineer Tomas Vell."
     assert judge.supports('The answer to "Who designed Ashford Bridge?" is Tomas Vell.', bridge) is True
-    assert judge.supports('The answer to "Who designed Ashford Bridge?" is Corran.', bridge) is False
 
 
 def test_evaluate_caches_rows_and_resumes(fresh_cache, corpus, golden_path):
