@@ -404,22 +404,16 @@ def test_judge_model_goes_through_the_same_door(fresh_cache, monkeypatch):
     assert seen[0] == "Document: Vell designed it.\nClaim: Vell designed it." and len(seen) == 2
 
 
-@pytest.mark.engine
+@pytest.mark.slow
 def test_real_engine_judge(fresh_cache):
+    """~30 s on the wheel build, so make test-slow (make test's real-engine tests answer, but do not judge)."""
     src = "Medra is a small island off Port Sallow with about 300 residents. The island has no cars."
     assert judge.supports("Medra has about 300 residents.", src) is True
-    # the hard case on the real engine: the wrong answer is named in the source, in another role (make test-slow
-    # also asks the unsupported plain claim and the right answer to this question)
-    bridge = "Ashford Bridge is a stone arch bridge in the town of Corran. It was designed by the engineer Tomas Vell."
-    assert judge.supports('The answer to "Who designed Ashford Bridge?" is Corran.', bridge) is False
-
-
-@pytest.mark.slow
-def test_real_engine_judge_more(fresh_cache):
-    src = "Medra is a small island off Port Sallow with about 300 residents. The island has no cars."
     assert judge.supports("Medra has a large airport.", src) is False
+    # the hard case on the real engine: the wrong answer is named in the source, in another role
     bridge = "Ashford Bridge is a stone arch bridge in the town of Corran. It was designed by the engineer Tomas Vell."
     assert judge.supports('The answer to "Who designed Ashford Bridge?" is Tomas Vell.', bridge) is True
+    assert judge.supports('The answer to "Who designed Ashford Bridge?" is Corran.', bridge) is False
 
 
 def test_evaluate_caches_rows_and_resumes(fresh_cache, corpus, golden_path):
