@@ -62,13 +62,22 @@ def precision_at(rows, t):
     return len(shown), sum(r["right"] for r in shown)
 
 
-def choose_threshold(rows, target=TARGET):
+def lowest_threshold(rows, target=TARGET):
     """The lowest score whose verified set on these rows keeps (wrong + 1) / (verified + 1) <= 1 - target."""
     for t in sorted({r["score_fit"] for r in rows if r["features"]}):
         n, ok = precision_at(rows, t)
         if n and (n - ok + 1) / (n + 1) <= 1 - target:
             return t
     return 1.01   # nothing reaches the target: nothing is verified
+
+
+def choose_threshold(rows, target=TARGET):
+    """The lowest score at which the rows of each pattern (r["pattern"]), on their own, keep the target: precision
+    is promised per pattern, and a pooled threshold can keep it on the pool while one pattern falls short."""
+    groups = {}
+    for r in rows:
+        groups.setdefault(r.get("pattern"), []).append(r)
+    return max(lowest_threshold(g, target) for g in groups.values())
 
 
 def fold_of(question_id, folds=FOLDS, salt=""):
@@ -115,12 +124,13 @@ def fit(rows, target=TARGET):
     names = sorted(usable[0]["features"])
     lr = _lr(usable, names)
     ab = threshold_ab(usable, target)
-    meets = [w for w, (prec, _, _) in ab.items() if prec >= target]
-    way = max(meets, key=lambda w: ab[w][1]) if meets else max(ab, key=lambda w: ab[w][0])
+    meets = [w for w, (_, _, _, each) in ab.items() if min(each.values()) >= target]
+    way = max(meets, key=lambda w: ab[w][1]) if meets else max(ab, key=lambda w: min(ab[w][3].values()))
     cal = {"model": llm.engine_info()["model"], "fitted": date.today().isoformat(), "features": names,
            "coef": [round(float(c), 4) for c in lr.coef_[0]], "intercept": round(float(lr.intercept_[0]), 4),
            "target": target, "dev_rows": len(usable), "threshold_from": way,
-           "held_out_dev": {w: dict(zip(("precision", "coverage", "unanswerable_verified"), v)) for w, v in ab.items()}}
+           "held_out_dev": {w: dict(zip(("precision", "coverage", "unanswerable_verified", "precision_by_pattern"), v))
+                            for w, v in ab.items()}}
     scores = _scores(lr, usable, names) if way == "in-sample" else cross_fitted(usable, names)
     for r, s in zip(usable, scores):
         r["score_fit"] = s
@@ -136,6 +146,7 @@ def threshold_ab(rows, target=TARGET, repeats=4):
     names, out = sorted(rows[0]["features"]), {}
     for way in ("in-sample", "cross-fitted"):
         shown = ok = un = right = 0
+        each = {}   # pattern -> [shown, right among them]
         for rep in range(repeats):
             for k in range(FOLDS):
                 rest = [dict(r) for r in rows if fold_of(r["id"], FOLDS, f"outer{rep}") != k]
@@ -152,7 +163,11 @@ def threshold_ab(rows, target=TARGET, repeats=4):
                 shown, ok, right = shown + n, ok + good, right + sum(
                     r["right"] for r in held if not r.get("unanswerable"))
                 un += precision_at([r for r in held if r.get("unanswerable")], t)[0]
-        out[way] = (round(ok / max(1, shown), 3), round(ok / max(1, right), 3), un / repeats)
+                for p in {r.get("pattern") for r in held}:
+                    n, good = precision_at([r for r in held if r.get("pattern") == p and not r.get("unanswerable")], t)
+                    each[p] = [each.get(p, [0, 0])[0] + n, each.get(p, [0, 0])[1] + good]
+        out[way] = (round(ok / max(1, shown), 3), round(ok / max(1, right), 3), un / repeats,
+                    {p: round(good / max(1, n), 3) for p, (n, good) in sorted(each.items(), key=str)})
     return out
 
 
@@ -236,15 +251,16 @@ def main():
                 un = [g for g in extra.get("items", []) if g["split"] == s][:args.limit or None]
                 got += [{**r, "unanswerable": True} for r in rows_for(
                     name, un, ROOT / extra["corpus"], args.cached_only)] if un else []
-                rows[(name, s)] = got
+                rows[(name, s)] = [{**r, "pattern": name} for r in got]
     except (ValueError, CorpusError, llm.LLMError) as e:
         sys.exit(f"answer_check_eval: {e}")
     cal = answer_check.calibration()
     if args.threshold_ab:
         dev = [r for (n, s), rs in rows.items() if s == "dev" for r in rs if r["features"]]
         print(f"\nthreshold chosen on {len(dev)} dev rows, held-out dev folds ({FOLDS} x 4), target {args.target}:")
-        for way, (prec, cover, un) in threshold_ab(dev, args.target).items():
-            print(f"  {way:13} precision {prec:.3f}  coverage {cover:.3f}  unanswerable verified {un:.1f}")
+        for way, (prec, cover, un, each) in threshold_ab(dev, args.target).items():
+            print(f"  {way:13} precision {prec:.3f}  coverage {cover:.3f}  unanswerable verified {un:.1f}  "
+                  + "  ".join(f"{p} {v:.3f}" for p, v in each.items()))
         return
     if args.fit:
         cal = fit([r for (n, s), rs in rows.items() if s == "dev" for r in rs], args.target)

@@ -92,6 +92,14 @@ def test_the_threshold_keeps_the_corrected_precision_on_dev():
     assert ace.choose_threshold([{"features": {"stated": 1.0}, "right": False, "score_fit": 0.9}], 0.9) > 1
 
 
+def test_each_pattern_keeps_the_target_on_its_own():
+    good = [{"features": {"stated": 1.0}, "pattern": "a", "right": True, "score_fit": i / 40} for i in range(40)]
+    mixed = [{"features": {"stated": 1.0}, "pattern": "b", "right": i >= 20, "score_fit": i / 40} for i in range(40)]
+    # pooled, 17/40 keeps (wrong + 1) / (n + 1) <= 0.1 (3 wrong of 46); pattern b alone first does at 19/40
+    assert ace.lowest_threshold(good + mixed, 0.9) == 17 / 40
+    assert ace.choose_threshold(good + mixed, 0.9) == 19 / 40 == ace.choose_threshold(mixed, 0.9)
+
+
 def test_a_chain_is_linked_when_it_starts_at_the_question_and_reaches_the_stating_passage():
     q = "Where did the director of Big Stone Gap grow up?"
     film = {"id": "S2", "title": "Big Stone Gap", "text": "Big Stone Gap is a 2014 film directed by Don Hall."}
