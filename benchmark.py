@@ -134,7 +134,7 @@ def write_markdown(path, report, command):
              + (f", {Path(m['gguf']).name}" if m.get("gguf") else "") + ")  ",
              f"Machine: {run['machine']['cpu']}, {run['machine']['cpus']} CPUs, {run['machine']['os']}, "
              f"Python {run['machine']['python']}, llama.cpp threads: {run['machine']['threads']}  ",
-             "Settings: " + ", ".join(f"{k}={v}" for k, v in s.items()) + "  ",
+             "Settings: " + ", ".join(f"{k}={v}" for k, v in cache.portable(s).items()) + "  ",
              f"Sample: {report['sample']}\n"]
     for split, by_pattern in report["table"].items():
         n = next(iter(by_pattern.values()))["questions"]

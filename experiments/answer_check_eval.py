@@ -18,9 +18,10 @@ embedded engine.
 The fit: scikit-learn's LogisticRegression over answer_check.features (a handful of named numbers, so the
 coefficients can be read), on the dev rows of every pattern given, pooled. The threshold: the lowest score t
 at which each pattern's verified set on dev, on its own, keeps (wrong + 1) / (verified + 1) <= 1 - target (the
-finite-sample correction of conformal risk control), among answers a supported sentence states. The dev rows' scores it is chosen on are the
-fitted ones or cross-fitted ones (each row scored by a model fitted on the other folds' questions), whichever kept
-the target on held-out dev folds (--threshold-ab prints that comparison). Test rows are never read by the fit.
+finite-sample correction of conformal risk control), among answers a supported sentence states. The dev rows'
+scores it is chosen on are the fitted ones or cross-fitted ones (each row scored by a model fitted on the other
+folds' questions), whichever kept the target on held-out dev folds for every pattern (--threshold-ab prints that
+comparison). Test rows are never read by the fit.
 """
 import argparse
 import hashlib
