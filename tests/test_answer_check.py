@@ -2,6 +2,8 @@
 The model is SCRIPTED here (llm.ScriptedModel), never the real engine."""
 import json
 
+import pytest
+
 import answer_check as ac
 import llm
 from experiments import answer_check_eval as ace
@@ -131,3 +133,11 @@ def test_the_threshold_is_chosen_on_scores_the_row_never_trained():
     cal = ace.fit([dict(r) for r in rows], 0.9)
     assert cal["threshold_from"] in ("in-sample", "cross-fitted") and 0 < cal["threshold"] <= 1.01
     assert set(cal["held_out_dev"]) == {"in-sample", "cross-fitted"}
+
+
+def test_the_probe_reads_the_probability_of_the_answer_value_only():
+    from experiments.answer_logprob_probe import answer_logprobs
+    pairs = [('{"sentences": [], "', -0.1), ('answer', -0.2), ('": "', -0.3), ('Tom', -1.0), ('as Ve', -0.5),
+             ('ll', -0.3), ('"}', -2.0)]
+    assert answer_logprobs(pairs) == pytest.approx((-0.6, -1.0))
+    assert answer_logprobs([('{"answer": ""}', -0.1)]) is None
