@@ -1,6 +1,6 @@
 """Would the short answer's own token probabilities help the answer check? A probe on dev, before paying for it.
 
-    python -m experiments.answer_logprob_probe --limit 146        # ask again, with logprobs (~12 s per answer)
+    python -m experiments.answer_logprob_probe --limit 146        # ask again, with logprobs (~17 s per answer, native)
     python -m experiments.answer_logprob_probe --analyse-only     # the comparison from the probe's rows
 
 The lab's answer call does not ask for logprobs, and asking changes every answer's cache key (hours to re-make
