@@ -41,7 +41,7 @@ demo: index               ## the main job: a multi-hop golden question, retrieve
 test: install             ## the whole test suite (fast fixture tests + a few real-engine ones), on both cores
 	$(BIN)/python -m pytest -n 2
 
-test-slow: install        ## the longer real-engine tests make test leaves out (~4 min on the wheel; CI runs them)
+test-slow: install        ## the nine longer real-engine tests make test leaves out (~6 min on the wheel; CI runs them)
 	$(BIN)/python -m pytest -m slow
 
 lint: install             ## the style check: ruff with the rules in pyproject.toml (CI runs it)

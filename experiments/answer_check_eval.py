@@ -143,12 +143,12 @@ def fit(rows, target=TARGET):
 def threshold_ab(rows, target=TARGET, repeats=4):
     """Dev only: how the two ways of choosing the threshold hold on questions the fit never saw. Outer folds by
     question (repeats salts); on each, fit on the rest, choose the threshold in-sample or cross-fitted, and count
-    the held-out rows shown verified. {way: (precision, coverage of right answers, unanswerable shown verified)}"""
+    the held-out rows shown verified. {way: (precision, coverage of right answers, unanswerable shown verified,
+    {pattern: precision})}"""
     rows = [r for r in rows if r["features"]]
     names, out = sorted(rows[0]["features"]), {}
     for way in ("in-sample", "cross-fitted"):
-        shown = ok = un = right = 0
-        each = {}   # pattern -> [shown, right among them]
+        un, each = 0, {}   # each: pattern -> [shown verified, right among them, right answers]
         for rep in range(repeats):
             for k in range(FOLDS):
                 rest = [dict(r) for r in rows if fold_of(r["id"], FOLDS, f"outer{rep}") != k]
@@ -161,15 +161,14 @@ def threshold_ab(rows, target=TARGET, repeats=4):
                 t = choose_threshold(rest, target)
                 for r, s in zip(held, _scores(lr, held, names)):
                     r["score_fit"] = s
-                n, good = precision_at([r for r in held if not r.get("unanswerable")], t)
-                shown, ok, right = shown + n, ok + good, right + sum(
-                    r["right"] for r in held if not r.get("unanswerable"))
                 un += precision_at([r for r in held if r.get("unanswerable")], t)[0]
                 for p in {r.get("pattern") for r in held}:
-                    n, good = precision_at([r for r in held if r.get("pattern") == p and not r.get("unanswerable")], t)
-                    each[p] = [each.get(p, [0, 0])[0] + n, each.get(p, [0, 0])[1] + good]
+                    mine = [r for r in held if r.get("pattern") == p and not r.get("unanswerable")]
+                    n, good = precision_at(mine, t)
+                    each[p] = [a + b for a, b in zip(each.get(p, [0, 0, 0]), (n, good, sum(r["right"] for r in mine)))]
+        shown, ok, right = (sum(v[i] for v in each.values()) for i in range(3))   # the pool: the patterns summed
         out[way] = (round(ok / max(1, shown), 3), round(ok / max(1, right), 3), un / repeats,
-                    {p: round(good / max(1, n), 3) for p, (n, good) in sorted(each.items(), key=str)})
+                    {p: round(good / max(1, n), 3) for p, (n, good, _) in sorted(each.items(), key=str)})
     return out
 
 
