@@ -18,10 +18,12 @@ ON_CORPUS := --corpus $(CORPUS)$(if $(GOLDEN), --golden $(GOLDEN))
 
 .PHONY: install native index demo test test-slow lint bench benchmark app handin clean
 
+# --no-compile: pip would byte-compile all ~19,000 .py files it installs (most of torch's are never imported);
+# Python compiles the ones a script imports on first use instead, once. results/install_no_compile.txt
 $(STAMP): requirements.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -r requirements.txt
+	$(BIN)/python -m pip install -q --no-compile --upgrade pip
+	$(BIN)/python -m pip install -q --no-compile -r requirements.txt
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 
 install: $(STAMP)
