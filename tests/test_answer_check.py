@@ -141,3 +141,20 @@ def test_the_probe_reads_the_probability_of_the_answer_value_only():
              ('ll', -0.3), ('"}', -2.0)]
     assert answer_logprobs(pairs) == pytest.approx((-0.6, -1.0))
     assert answer_logprobs([('{"answer": ""}', -0.1)]) is None
+
+
+def test_the_ptrue_probe_puts_the_answer_as_a_claim_to_the_cited_chain():
+    from experiments import answer_ptrue_probe as probe
+    s = [("Big Stone Gap was directed by Adriana Trigiani.", ["S2"], True), ("Hall grew up in Glenwood.", ["S1"], True)]
+    r, v = result("Adriana Trigiani", s), verdicts(s)
+    row = {"features": {"stated": 1.0}, "verdicts": v}
+    model = llm.ScriptedModel([[('{"verdict": "', -0.01), ("YES", -0.2), ('"}', -0.01)]])
+    with llm.use_model(model):
+        p = probe.p_true(row, r)
+        assert probe.p_true({**row, "features": {"stated": 0.0}}, r) == 0.0   # never verified: not asked
+        assert probe.p_true(row, r, cached_only=True) == p                   # the reply is cached
+    assert p == pytest.approx(0.8187, abs=1e-3) and len(model.calls) == 1
+    user = model.calls[0][0][-1]["content"]
+    assert user.index("Big Stone Gap is") < user.index("Don Hall is")    # the chain, bridge first
+    assert user.endswith('Claim: The answer to "Who directed the 2014 film Big Stone Gap?" is Adriana Trigiani.')
+    assert "Don Hall" in probe.source_of(row, r, "prompt") and probe.source_of(row, r, "prompt").startswith("Don Hall")
