@@ -172,6 +172,19 @@ def threshold_ab(rows, target=TARGET, repeats=4):
     return out
 
 
+def feature_sets_ab(rows, sets, repeats=8, more=None):
+    """Dev only: threshold_ab's in-sample figures for each (label, feature names) in sets, one printable line each;
+    more(rows, names) -> text appended to a set's line (a probe's own figures)."""
+    out = []
+    for label, names in sets:
+        trimmed = [dict(r, features={f: r["features"][f] for f in names}) for r in rows]
+        prec, cover, un, each = threshold_ab(trimmed, repeats=repeats)["in-sample"]
+        out.append(f"  {label:32} held-out precision {prec:.3f}  coverage {cover:.3f}  unanswerable verified "
+                   f"{un:.1f}  " + "  ".join(f"{p} {v:.3f}" for p, v in each.items())
+                   + (more(trimmed, names) if more else ""))
+    return out
+
+
 def report(rows, cal):
     """Figures of one set of rows under a calibration: verified precision and coverage, old and new."""
     for r in rows:

@@ -81,12 +81,8 @@ def analyse(corpus, golden):
                          "answer_min_prob": math.exp(lp[r["id"]]["min"])}
     base = sorted(set(rows[0]["features"]) - {"answer_prob", "answer_min_prob"})
     out = [f"{len(rows)} single dev rows with a probed answer (of {len(lp)} probed the same word for word)"]
-    for label, extra in (("check's features", []), ("+ answer_prob", ["answer_prob"]),
-                         ("+ answer_prob, answer_min_prob", ["answer_prob", "answer_min_prob"])):
-        names = base + extra
-        trimmed = [dict(r, features={f: r["features"][f] for f in names}) for r in rows]
-        ab = ace.threshold_ab(trimmed, repeats=8)["in-sample"]
-        out.append(f"  {label:32} held-out precision {ab[0]:.3f}  coverage {ab[1]:.3f}")
+    out += ace.feature_sets_ab(rows, [("check's features", base), ("+ answer_prob", base + ["answer_prob"]),
+                                      ("+ answer_prob, answer_min_prob", base + ["answer_prob", "answer_min_prob"])])
     print("\n".join(out))
     return out
 

@@ -122,14 +122,10 @@ def analyse(pairs, source="chain"):
         ag = [r["features"]["agreed"] for r in right]
         out.append(f"  among stated golden answers (n={len(right)}, {sum(ys)} right): AUC p_true "
                    f"{roc_auc_score(ys, ps):.3f}, agreed {roc_auc_score(ys, ag):.3f}")
-    for label, names in (("check's features", base), ("+ p_true", base + ["p_true"]),
-                         ("p_true in place of agreed", [f for f in base if f != "agreed"] + ["p_true"])):
-        trimmed = [dict(r, features={f: r["features"][f] for f in names}) for r in rows]
-        ab = ace.threshold_ab(trimmed, repeats=8)["in-sample"]
-        auc, ceiling = ranking(trimmed, sorted(names))
-        out.append(f"  {label:28} held-out precision {ab[0]:.3f}  coverage {ab[1]:.3f}  "
-                   f"unanswerable verified {ab[2]:.1f}  " + "  ".join(f"{p} {v:.3f}" for p, v in ab[3].items())
-                   + f"  | cross-fitted AUC {auc:.3f}, best coverage at precision 0.90 {ceiling:.3f}")
+    sets = [("check's features", base), ("+ p_true", base + ["p_true"]),
+            ("p_true in place of agreed", [f for f in base if f != "agreed"] + ["p_true"])]
+    out += ace.feature_sets_ab(rows, sets, more=lambda rs, names: "  | cross-fitted AUC {:.3f}, best coverage at "
+                               "precision 0.90 {:.3f}".format(*ranking(rs, sorted(names))))
     print("\n".join(out))
     return out
 
