@@ -185,6 +185,17 @@ def feature_sets_ab(rows, sets, repeats=8, more=None):
     return out
 
 
+def probe_parser(description):
+    """The flags every answer-check probe takes (experiments/answer_*_probe.py): --limit, --analyse-only, --corpus,
+    --golden."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--limit", type=int, default=0, help="how many dev answers to probe (0: all)")
+    ap.add_argument("--analyse-only", action="store_true", help="no model calls: the comparison from what is cached")
+    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="the corpus the golden questions run on")
+    ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions")
+    return ap
+
+
 def report(rows, cal):
     """Figures of one set of rows under a calibration: verified precision and coverage, old and new."""
     for r in rows:

@@ -11,7 +11,6 @@ cross-validation as answer_check_eval --threshold-ab, with and without that numb
 Expected output: a progress bar, then per feature set: held-out precision and coverage of "verified" (target 0.90).
 Rows go to results/answer_logprob_dev.jsonl (one per question, resumable); the table to results/answer_logprob_dev.txt.
 """
-import argparse
 import json
 import math
 import re
@@ -26,7 +25,7 @@ import patterns
 from experiments import answer_check_eval as ace
 from lab.cache import Cache
 from lab.links import split_of
-from retrieve import CORPUS_DIR, GOLDEN, eval_items
+from retrieve import eval_items
 
 ROOT = Path(__file__).parent.parent
 ROWS = ROOT / "results" / "answer_logprob_dev.jsonl"
@@ -88,13 +87,8 @@ def analyse(corpus, golden):
 
 
 def main():
-    ap = argparse.ArgumentParser(description="Probe: the short answer's token probability as an answer-check "
-                                             "feature, on dev (see the module docstring).")
-    ap.add_argument("--limit", type=int, default=0, help="dev questions to probe (0: all)")
-    ap.add_argument("--analyse-only", action="store_true", help="no model calls: the comparison from the rows")
-    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="the corpus the golden questions run on")
-    ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions")
-    args = ap.parse_args()
+    args = ace.probe_parser("Probe: the short answer's token probability as an answer-check feature, on dev "
+                            "(see the module docstring).").parse_args()
     if not args.analyse_only:
         dev = [g for g in eval_items(args.golden, 0, args.corpus) if split_of(g) == "dev"][:args.limit or None]
         probe(dev, args.corpus)

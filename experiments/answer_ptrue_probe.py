@@ -15,7 +15,6 @@ Expected output: a progress bar, then per feature set: held-out precision and co
 and the unanswerable items shown verified. Replies are cached in the judge's cache (.rag/cache/judge.jsonl); the
 table goes to results/answer_ptrue_dev.txt.
 """
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -30,7 +29,7 @@ import patterns
 from experiments import answer_check_eval as ace
 from lab.cache import Cache, keyed
 from lab.links import split_of
-from retrieve import CORPUS_DIR, GOLDEN, eval_items
+from retrieve import eval_items
 
 ROOT = Path(__file__).parent.parent
 OUT = ROOT / "results" / "answer_ptrue_dev.txt"
@@ -131,14 +130,10 @@ def analyse(pairs, source="chain"):
 
 
 def main():
-    ap = argparse.ArgumentParser(description="Probe: the judge's P(YES) for the short answer as an answer-check "
-                                             "feature, on dev (see the module docstring).")
-    ap.add_argument("--limit", type=int, default=0, help="dev rows to ask (0: all)")
-    ap.add_argument("--analyse-only", action="store_true", help="no model calls: the comparison from cached replies")
+    ap = ace.probe_parser("Probe: the judge's P(YES) for the short answer as an answer-check feature, on dev "
+                          "(see the module docstring).")
     ap.add_argument("--source", choices=("chain", "prompt"), default="chain",
                     help="the cited passages in citation order (what 'agreed' reads) or every passage of the prompt")
-    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="the corpus the golden questions run on")
-    ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions")
     args = ap.parse_args()
     try:
         pairs = dev_rows(args.corpus, args.golden)
