@@ -5,200 +5,32 @@ Every fact is invented, so no model knows it from memory. The facts are spread s
 files: a course page names its prerequisites by code only, a staff profile names its courses but not their rooms,
 and only buildings-and-rooms.pdf says which building a room is in.
 """
+import json
+from pathlib import Path
+
 COLLEGE = "Tarrowmere College"
 YEAR = "2026-27"
 DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
 
-# code: (name, built, architect, opening hours, [(room, kind, seats, note)])
-BUILDINGS = {
-    "HAL": ("Halloran Building", 1964, "Mirela Sandqvist", "07:30 to 21:00 on weekdays, closed at weekends",
-            [("HAL 005", "IT help desk", 0, "walk-in support"), ("HAL 104", "Lecture theatre", 120, "step-free"),
-             ("HAL 112", "Seminar room", 30, ""), ("HAL 215", "Computer laboratory", 40, "the Corrow Suite"),
-             ("HAL 322", "Office", 2, ""), ("HAL 324", "Office", 2, ""), ("HAL 326", "Office", 2, "")]),
-    "VES": ("Vesper Observatory", 1931, "Tomas Ekwueme-Hart", "10:00 to 23:00, Monday to Saturday",
-            [("VES 01", "Dome", 30, "houses the Halvard refractor"), ("VES 12", "Seminar room", 24, ""),
-             ("VES 14", "Instrument laboratory", 16, "dark-room blinds"), ("VES 16", "Office", 1, ""),
-             ("VES 18", "Office", 1, "")]),
-    "MRK": ("Marrick Hall", 1908, "Edwin Pollexfen-Shaw", "08:00 to 20:00 every day",
-            [("MRK 009", "Cafe", 60, "The Lantern cafe"), ("MRK 108", "Lecture theatre", 200, "the Great Room"),
-             ("MRK 214", "Seminar room", 35, ""), ("MRK 230", "Seminar room", 25, ""), ("MRK 305", "Office", 2, ""),
-             ("MRK 307", "Office", 2, "")]),
-    "QNL": ("Quenby Laboratories", 1989, "Odile Marchetti-Brae", "08:00 to 18:00, card access until 22:00",
-            [("QNL 120", "Wet laboratory", 32, ""), ("QNL 140", "Chemistry teaching laboratory", 48, "fume cupboards"),
-             ("QNL 250", "Microscopy suite", 12, "the Selwyn microscopes"), ("QNL 260", "Office", 1, ""),
-             ("QNL 262", "Office", 1, "")]),
-    "TWS": ("Tidewater Station", 1972, "Ruairi Penfold", "07:00 to 19:00, tides permitting",
-            [("TWS 3", "Aquarium hall", 40, "twelve seawater tanks"), ("TWS 7", "Classroom", 30, "by the boat store"),
-             ("TWS 9", "Office", 1, ""), ("TWS 10", "Office", 1, ""), ("TWS 11", "Field laboratory", 20, "")]),
-    "OSL": ("Ostrander Library", 1955, "Greta Holloway-Finch", "see the library guide",
-            [("OSL G12", "Rare books room", 18, "the Fennick Reading Room"), ("OSL 110", "Group study room", 8, ""),
-             ("OSL 201", "Seminar room", 20, ""), ("OSL 204", "Office", 1, "")]),
-    "CRV": ("Corvin House", 1871, "unknown", "09:00 to 17:00 on weekdays",
-            [("CRV 2", "Student Hub", 0, "front desk"), ("CRV 4", "Admissions Office", 0, ""),
-             ("CRV 6", "Registry", 0, ""), ("CRV 8", "Health centre", 0, "nurse on duty")]),
-}
-BUILDING_NOTES = {
-    "HAL": "the home of the Department of Data Science and of the IT help desk",
-    "VES": "the college observatory on Beacon Knoll, used by Astrobiology and Physics",
-    "MRK": "the oldest teaching building, with the Great Room where graduation is held",
-    "QNL": "the science building, named after the college's founder",
-    "TWS": "the marine field station at Penhallow Point, 11 km from the main campus",
-    "OSL": "the college library and the History of Science seminar rooms",
-    "CRV": "the administration house: Student Hub, Admissions Office and Registry",
-}
-
-# key: (name, title, department, office, extension, office hours, PhD, year joined, research, file)
-INSTRUCTORS = {
-    "varga-thorne": ("Imelda Varga-Thorne", "Dr", "Astrobiology", "VES 16", "4172", "Tuesdays 14:00 to 16:00",
-                     "University of Kellbridge", 2014, "pigments of cold-desert microbial mats as biosignatures",
-                     "staff-imelda-varga-thorne.html"),
-    "odunsi-hale": ("Casimir Odunsi-Hale", "Prof.", "Astrobiology", "HAL 322", "4188", "Mondays 10:00 to 12:00",
-                    "Ardlow Institute of Technology", 2009, "tidal heating of icy moons",
-                    "staff-casimir-odunsi-hale.html"),
-    "albescu": ("Wren Albescu", "Dr", "Data Science", "HAL 324", "4231", "Thursdays 15:00 to 17:00",
-                "University of Sorrel Bay", 2019, "missing data in citizen-science records", "cv-wren-albescu.docx"),
-    "merriweather-kang": ("Tobias Merriweather-Kang", "Dr", "Data Science", "HAL 326", "4236",
-                          "Wednesdays 13:00 to 15:00", "Brantwood University", 2016,
-                          "audit trails for public-sector algorithms", "cv-tobias-merriweather-kang.docx"),
-    "ferreira-lund": ("Halima Ferreira-Lund", "Prof.", "Marine Biology", "TWS 9", "4610", "Fridays 09:00 to 11:00",
-                      "Norrhaven Marine Institute", 2005, "cold-water coral reefs of the Lisk Shelf",
-                      "staff-halima-ferreira-lund.html"),
-    "castellane": ("Orrin Castellane", "Dr", "Marine Biology", "TWS 10", "4615", "Tuesdays 10:00 to 12:00",
-                   "University of Sorrel Bay", 2018, "how harbour porpoises use sound in busy estuaries",
-                   "staff-orrin-castellane.html"),
-    "nkemelu": ("Perpetua Nkemelu", "Dr", "History of Science", "OSL 204", "4350", "Mondays 14:00 to 16:00",
-                "University of East Marlow", 2012, "star catalogues made by colonial surveyors",
-                "staff-perpetua-nkemelu.md"),
-    "rooke": ("Anselm Rooke", "Dr", "History of Science", "MRK 305", "4356", "Wednesdays 10:00 to 12:00",
-              "Brantwood University", 2011, "the instrument makers of the Lisk valley", "staff-anselm-rooke.md"),
-    "demirel-quayle": ("Saskia Demirel-Quayle", "Dr", "Chemistry", "QNL 260", "4420", "Thursdays 11:00 to 13:00",
-                       "Ardlow Institute of Technology", 2015, "mineral surfaces that catalyse sugar formation",
-                       "cv-saskia-demirel-quayle.docx"),
-    "iyer-lachance": ("Bartholomew Iyer-Lachance", "Dr", "Biology", "QNL 262", "4425", "Fridays 13:00 to 15:00",
-                      "University of Kellbridge", 2010, "salt-loving bacteria of the Penhallow marshes",
-                      "staff-bartholomew-iyer-lachance.md"),
-    "tamsworth": ("Lucinda Tamsworth", "Dr", "Mathematics", "MRK 307", "4510", "Tuesdays 15:00 to 17:00",
-                  "University of East Marlow", 2007, "random walks on graphs", "cv-lucinda-tamsworth.docx"),
-    "oduya": ("Fennimore Oduya", "Dr", "Physics", "VES 18", "4177", "Wednesdays 16:00 to 18:00",
-              "Brantwood University", 2017, "spectrographs built from recycled optics", "staff-fennimore-oduya.html"),
-}
-
-# code: (title, credits, instructor, room, days, time, term, prerequisites, what it is about, three topics, file)
-COURSES = {
-    "AST 110": ("Introduction to Astrobiology", 15, "varga-thorne", "HAL 104", "Monday and Wednesday", "09:00-10:30",
-                "Autumn", [], "asks where life could exist beyond the Earth and how we would know it",
-                ["the chemistry of life", "habitable zones", "the history of the search for life"], "ast-110.html"),
-    "AST 210": ("Planetary Habitability", 15, "odunsi-hale", "VES 12", "Tuesday and Thursday", "11:00-12:30",
-                "Autumn", ["AST 110", "CHM 105"], "compares the planets and moons where liquid water may last",
-                ["energy sources for life", "icy moons and hidden oceans", "atmospheres and climate"], "ast-210.html"),
-    "AST 310": ("Biosignatures and Remote Detection", 30, "varga-thorne", "VES 14", "Wednesday", "14:00-17:00",
-                "Spring", ["AST 210"], "teaches how traces of life could be read from light and from samples",
-                ["pigments and spectra", "false positives", "sample return"], "ast-310.html"),
-    "AST 320": ("Extremophile Field Methods", 15, "odunsi-hale", "QNL 250", "Friday", "09:00-12:00", "Spring",
-                ["BIO 214"], "trains students to sample and grow microbes from hot, salty and frozen places",
-                ["sterile sampling", "culturing under stress", "field notebooks"], "ast-320.html"),
-    "DSC 120": ("Programming for Data", 15, "albescu", "HAL 215", "Monday and Thursday", "13:00-14:30", "Autumn", [],
-                "introduces programming for cleaning, joining and plotting tables of data",
-                ["variables and loops", "tables and joins", "plots that do not mislead"], "dsc-120.docx"),
-    "DSC 240": ("Statistical Learning", 15, "albescu", "HAL 215", "Tuesday and Friday", "10:00-11:30", "Spring",
-                ["DSC 120", "MTH 140"], "covers regression, classification and honest estimates of error",
-                ["linear models", "cross-validation", "trees and ensembles"], "dsc-240.docx"),
-    "DSC 330": ("Data Ethics and Governance", 15, "merriweather-kang", "HAL 112", "Wednesday", "10:00-12:00",
-                "Autumn", ["HSC 101"], "examines who is counted, who decides and who is harmed when data are used",
-                ["consent and privacy", "bias audits", "records and archives"], "dsc-330.docx"),
-    "DSC 350": ("Large-Scale Data Systems", 30, "merriweather-kang", "HAL 104", "Thursday", "15:00-17:00", "Spring",
-                ["DSC 240"], "builds pipelines that store, index and query data too large for one machine",
-                ["storage formats", "indexes", "scheduling jobs"], "dsc-350.docx"),
-    "MAR 150": ("Ocean Life", 15, "ferreira-lund", "TWS 3", "Monday", "10:00-13:00", "Autumn", ["BIO 112"],
-                "surveys the plants and animals of the sea from plankton to whales",
-                ["plankton", "food webs", "the shore at low tide"], "mar-150.pdf"),
-    "MAR 260": ("Coastal Ecology", 15, "castellane", "TWS 11", "Thursday", "09:00-12:00", "Spring", ["CHM 105"],
-                "studies salt marshes, estuaries and rocky shores and the chemistry of their water",
-                ["salinity and oxygen", "salt marshes", "estuary surveys"], "mar-260.pdf"),
-    "MAR 270": ("Ocean Acoustics", 15, "castellane", "TWS 7", "Tuesday", "14:00-16:00", "Autumn", ["PHY 125"],
-                "explains how sound travels under water and how animals and ships use it",
-                ["waves and sound speed", "hydrophones", "noise and porpoises"], "mar-270.pdf"),
-    "MAR 345": ("Deep-Sea Ecosystems", 30, "ferreira-lund", "TWS 11", "Wednesday", "09:00-12:00", "Autumn",
-                ["MAR 150", "MAR 260"], "explores life in the dark, cold and high-pressure deep ocean",
-                ["cold-water corals", "hydrothermal vents", "remote vehicles"], "mar-345.pdf"),
-    "HSC 101": ("Foundations of the History of Science", 15, "nkemelu", "MRK 108", "Monday", "11:00-13:00", "Autumn",
-                [], "follows how people have built and tested knowledge of nature",
-                ["natural philosophy", "experiments and witnesses", "science and the state"], "hsc-101.md"),
-    "HSC 220": ("Instruments and Observatories", 15, "rooke", "VES 12", "Thursday", "14:00-16:00", "Autumn",
-                ["HSC 101"], "handles the telescopes, clocks and globes kept by the college",
-                ["telescopes", "timekeeping", "instrument makers"], "hsc-220.md"),
-    "HSC 230": ("Natural History Collections", 15, "rooke", "OSL 201", "Tuesday", "10:00-12:00", "Spring",
-                ["HSC 101", "BIO 112"], "asks how specimens were collected, named and stored, and for whom",
-                ["herbaria", "museum labels", "collectors and their guides"], "hsc-230.md"),
-    "HSC 315": ("Science, Empire and Exploration", 30, "nkemelu", "MRK 230", "Wednesday", "15:00-17:00", "Spring",
-                ["HSC 220"], "reads the records of survey voyages and the people they relied on",
-                ["survey voyages", "star catalogues", "local guides and knowledge"], "hsc-315.md"),
-    "CHM 105": ("General Chemistry", 15, "demirel-quayle", "QNL 140", "Monday and Wednesday", "14:00-15:30",
-                "Autumn", [], "covers atoms, bonds, reactions and safe laboratory work",
-                ["bonds", "equilibrium", "laboratory safety"], "foundation-science-courses.pdf"),
-    "CHM 205": ("Organic and Prebiotic Chemistry", 15, "demirel-quayle", "QNL 140", "Tuesday and Thursday",
-                "09:00-10:30", "Spring", ["CHM 105"], "studies carbon compounds and how they formed before life",
-                ["functional groups", "sugars and amino acids", "mineral catalysts"], "foundation-science-courses.pdf"),
-    "BIO 112": ("Cell and Organism", 15, "iyer-lachance", "QNL 120", "Tuesday and Friday", "13:00-14:30", "Autumn",
-                [], "introduces cells, genes and how organisms grow and reproduce",
-                ["the cell", "genes", "growth"], "foundation-science-courses.pdf"),
-    "BIO 214": ("Microbial Diversity", 15, "iyer-lachance", "QNL 120", "Monday and Thursday", "10:00-11:30",
-                "Spring", ["BIO 112"], "surveys bacteria, archaea and microbial fungi and the places they live",
-                ["the tree of life", "metabolism", "microbes of extreme places"], "foundation-science-courses.pdf"),
-    "MTH 140": ("Calculus and Linear Algebra", 15, "tamsworth", "MRK 214", "Monday, Wednesday and Friday",
-                "08:30-09:30", "Autumn", [], "gives the mathematics every science course assumes",
-                ["derivatives", "integrals", "matrices"], "mth-140.docx"),
-    "MTH 241": ("Probability", 15, "tamsworth", "MRK 214", "Tuesday and Thursday", "13:00-14:30", "Spring",
-                ["MTH 140"], "covers chance, random variables and the laws of large numbers",
-                ["counting", "random variables", "limit theorems"], "mth-241.docx"),
-    "PHY 125": ("Physics of the Universe", 15, "oduya", "MRK 108", "Tuesday and Thursday", "09:00-10:30", "Autumn",
-                [], "explains light, gravity and the matter stars are made of",
-                ["gravity and orbits", "light and spectra", "stars"], "phy-125.html"),
-    "PHY 226": ("Optics and Spectroscopy", 15, "oduya", "VES 14", "Monday", "14:00-17:00", "Spring", ["MTH 140"],
-                "builds and calibrates simple spectrographs and reads the spectra they make",
-                ["lenses and gratings", "calibration", "stellar spectra"], "phy-226.html"),
-}
-
-# key: (name, director, years, intake, deadline, prerequisite, fee, scholarship, award, {year: [codes]}, file)
-PROGRAMMES = {
-    "astrobiology": ("Astrobiology BSc", "varga-thorne", 3, 36, "9 March 2027", "PHY 125", "9,480", "Vesper Prize",
-                     "1,200", {1: ["AST 110", "CHM 105", "BIO 112", "MTH 140"], 2: ["AST 210", "CHM 205", "BIO 214"],
-                               3: ["AST 310", "AST 320"]}, "programme-astrobiology.pdf"),
-    "data-science": ("Data Science BSc", "merriweather-kang", 3, 60, "2 February 2027", "MTH 140", "9,480",
-                     "Corrow Data Fellowship", "1,500", {1: ["DSC 120", "HSC 101"],
-                                                         2: ["DSC 240", "MTH 241", "DSC 330"], 3: ["DSC 350"]},
-                     "programme-data-science.pdf"),
-    "marine-biology": ("Marine Biology BSc", "ferreira-lund", 4, 28, "23 March 2027", "BIO 112", "10,150",
-                       "Penhallow Scholarship", "2,000", {1: ["MAR 150", "CHM 105", "PHY 125"],
-                                                          2: ["MAR 260", "MAR 270", "BIO 214"], 4: ["MAR 345"]},
-                       "programme-marine-biology.pdf"),
-    "history-of-science": ("History of Science BA", "nkemelu", 3, 22, "30 April 2027", "HSC 101", "8,900",
-                           "Fennick Bursary", "1,000", {1: ["HSC 220", "BIO 112"], 2: ["HSC 230", "DSC 330"],
-                                                        3: ["HSC 315"]}, "programme-history-of-science.pdf"),
-}
-
-# name: (adviser, room, when)
-SOCIETIES = {
-    "Stargazers' Circle": ("oduya", "VES 01", "Fridays at 20:30"),
-    "Tidepool Society": ("castellane", "TWS 3", "alternate Saturdays at 10:00"),
-    "Open Data Club": ("albescu", "HAL 215", "Wednesdays at 18:00"),
-    "Antiquarian Instruments Society": ("rooke", "OSL G12", "Thursdays at 17:30"),
-}
-EXAM_DAYS = {"Autumn": ["7 December 2026", "8 December 2026", "9 December 2026", "10 December 2026",
-                        "11 December 2026"],
-             "Spring": ["17 May 2027", "18 May 2027", "19 May 2027", "20 May 2027", "21 May 2027"]}
-EXAM_ROOMS = ["MRK 108", "HAL 104", "QNL 140"]
-PEOPLE = {"admissions": ("Idris Pemberton-Vale", "CRV 4", "4002"),
-          "registrar": ("Hester Galloway-Mbeki", "CRV 6", "4005"),
-          "librarian": ("Gwendolyn Asquith-Nwosu", "OSL 204", "4300"),
-          "hub": ("Rafferty Okonjo-Bell", "CRV 2", "4000")}
+# The tables are in catalogue_facts.json, one entry a line; what each entry holds, field by field:
+# buildings: code -> [name, built, architect, opening hours, [[room, kind, seats, note], ...]]
+# building_notes: code -> what the building is
+# instructors: key -> [name, title, department, office, extension, office hours, PhD, year joined, research, file]
+# courses: code -> [title, credits, instructor, room, days, time, term, prerequisites, what it is about,
+#                   three topics, file]
+# programmes: key -> [name, director, years, intake, deadline, prerequisite, fee, scholarship, award,
+#                     {year: [codes]}, file]
+# societies: name -> [adviser, room, when]; exam_days: term -> five dates; exam_rooms: rooms in turn;
+# people: role -> [name, room, extension]; terms: [what, from, to]; summer_school: [from, to, fee];
+# named_for: award -> who it is named for
+_FACTS = json.loads(Path(__file__).with_suffix(".json").read_text(encoding="utf-8"))
+BUILDINGS, BUILDING_NOTES, INSTRUCTORS = _FACTS["buildings"], _FACTS["building_notes"], _FACTS["instructors"]
+COURSES, SOCIETIES, PEOPLE, NAMED_FOR = _FACTS["courses"], _FACTS["societies"], _FACTS["people"], _FACTS["named_for"]
+PROGRAMMES = {k: v[:9] + [{int(y): codes for y, codes in v[9].items()}] + v[10:]   # JSON keys are strings
+              for k, v in _FACTS["programmes"].items()}
+EXAM_DAYS, EXAM_ROOMS, TERMS, SUMMER_SCHOOL = (_FACTS["exam_days"], _FACTS["exam_rooms"], _FACTS["terms"],
+                                               _FACTS["summer_school"])
 FOUNDER, FOUNDED, STUDENTS = "Josiah Quenby", 1897, "2,400"
-TERMS = [("Autumn term", "28 September 2026", "11 December 2026"),
-         ("Reading week", "2 November 2026", "6 November 2026"),
-         ("Autumn examinations", "7 December 2026", "11 December 2026"),
-         ("Spring term", "11 January 2027", "30 April 2027"), ("Spring examinations", "17 May 2027", "21 May 2027"),
-         ("Resit examinations", "16 August 2027", "20 August 2027")]
-SUMMER_SCHOOL = ("6 July 2026", "14 August 2026", "650")
 
 
 def exams():
@@ -309,12 +141,6 @@ def regulations():
               f"{TERMS[-1][1]} to {TERMS[-1][2]}, and a resit mark is capped at 40."),
             h(1, "Results"),
             p("Results are published on the student portal 15 working days after the end of each examination period.")]
-
-
-NAMED_FOR = {"Vesper Prize": "the Vesper family, who gave the observatory",
-             "Corrow Data Fellowship": "Ines Corrow, a graduate of the college",
-             "Penhallow Scholarship": "the Penhallow Point fishing cooperative",
-             "Fennick Bursary": "the antiquarian Lionel Fennick"}
 
 
 def fees():
