@@ -199,7 +199,7 @@ def test_every_command_in_the_pages_and_the_code_names_a_script_that_is_there():
                  *mods.values()]:
         for script, module in re.findall(r"\bpython3? (?:([\w/]+\.py)|-m ([\w.]+))", path.read_text(encoding="utf-8")):
             name = script[:-3].replace("/", ".") if script else module
-            if name in ("pytest", "pip", "venv") or name.rsplit(".", 1)[-1].isupper():
+            if name in ("pytest", "pip", "venv", "compileall") or name.rsplit(".", 1)[-1].isupper():
                 continue
             found += 1
             if name not in mods:
