@@ -110,6 +110,8 @@ def analyse(pairs, source="chain"):
             p = p_true(r, result, cached_only=True, source=source)
             if p is not None:
                 rows.append({**r, "features": {**r["features"], "p_true": p}})
+    if not any(r["features"]["stated"] for r in rows):
+        sys.exit(f"answer_ptrue_probe: no reply for source {source} is cached yet: run without --analyse-only")
     base = sorted(set(rows[0]["features"]) - {"p_true"})
     right = [r for r in rows if r["features"]["stated"] and not r["unanswerable"]]
     out = [f"source {source}: {len(rows)} dev rows ({sum(not r['unanswerable'] for r in rows)} golden, "
