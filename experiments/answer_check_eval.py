@@ -46,15 +46,45 @@ FOLDS = 5         # cross-fitting folds for the threshold
 UNANSWERABLE = ROOT / "pairs" / "unanswerable.json"   # experiments/answer_check_data.py builds it, with its corpus
 
 
+def cached_results(name, items, corpus):
+    """{item id: pattern `name`'s cached answer (a generate()-shaped result)} for the items whose answer is cached:
+    no model call."""
+    p = patterns.PATTERNS[name]
+    settings, fn = p.answerer(corpus)
+    answers = Cache.shared("answers")
+    kept = {g["id"]: answers.get(harness.answer_key(p.cache, fn, settings, g)) for g in items}
+    return {i: k["result"] for i, k in kept.items() if k is not None}
+
+
 def rows_for(name, items, corpus, cached_only=False):
     """harness.evaluate rows of pattern `name` on items (cached answers and rows; cached_only skips items whose
     answer is not cached yet)."""
     p = patterns.PATTERNS[name]
     settings, fn = p.answerer(corpus)
     if cached_only:
-        answers = Cache.shared("answers")
-        items = [g for g in items if answers.get(harness.answer_key(p.cache, fn, settings, g)) is not None]
+        items = [g for g in items if g["id"] in cached_results(name, items, corpus)]
     return harness.evaluate(p.cache, fn, items, settings)
+
+
+def unanswerable_set(use=True):
+    """{"corpus", "items", ...} of the unanswerable items (experiments/answer_check_data.py builds them), or
+    {"items": []} when not built or not wanted."""
+    return json.loads(UNANSWERABLE.read_text()) if use and UNANSWERABLE.exists() else {"items": []}
+
+
+def labelled_rows(names, split, corpus, extra, cached_only=False, limit=0):
+    """{(pattern, split name): rows}: each pattern's rows on each split's golden items (split: {name: items}) and on
+    that split's unanswerable items of `extra` (unanswerable_set(); at most `limit` of them), each row tagged with
+    "pattern" and, for the unanswerable ones, "unanswerable"."""
+    rows = {}
+    for name in names:
+        for s, items in split.items():
+            got = rows_for(name, items, corpus, cached_only)
+            un = [g for g in extra["items"] if g["split"] == s][:limit or None]
+            got += [{**r, "unanswerable": True} for r in rows_for(
+                name, un, ROOT / extra["corpus"], cached_only)] if un else []
+            rows[(name, s)] = [{**r, "pattern": name} for r in got]
+    return rows
 
 
 def precision_at(rows, t):
@@ -266,17 +296,10 @@ def main():
         if not wanted or set(wanted) - {"dev", "test"} or (args.fit and "dev" not in wanted):
             raise ValueError(f"--splits takes dev,test (--fit needs dev), got {args.splits!r}")
         split = {s: [g for g in golden if split_of(g) == s][:args.limit or None] for s in wanted}
-        extra = {} if args.no_unanswerable or not UNANSWERABLE.exists() else json.loads(UNANSWERABLE.read_text())
+        extra = unanswerable_set(not args.no_unanswerable)
         print(f"model={llm.engine_info()['model']} patterns={','.join(names)} "
-              + " ".join(f"{s}={len(v)}" for s, v in split.items()) + f" unanswerable={len(extra.get('items', []))}")
-        rows = {}
-        for name in names:
-            for s, items in split.items():
-                got = rows_for(name, items, args.corpus, args.cached_only)
-                un = [g for g in extra.get("items", []) if g["split"] == s][:args.limit or None]
-                got += [{**r, "unanswerable": True} for r in rows_for(
-                    name, un, ROOT / extra["corpus"], args.cached_only)] if un else []
-                rows[(name, s)] = [{**r, "pattern": name} for r in got]
+              + " ".join(f"{s}={len(v)}" for s, v in split.items()) + f" unanswerable={len(extra['items'])}")
+        rows = labelled_rows(names, split, args.corpus, extra, args.cached_only, args.limit)
     except (ValueError, CorpusError, llm.LLMError) as e:
         sys.exit(f"answer_check_eval: {e}")
     cal = answer_check.calibration()

@@ -19,11 +19,8 @@ from pathlib import Path
 from tqdm import tqdm
 
 import generate
-import harness
 import llm
-import patterns
 from experiments import answer_check_eval as ace
-from lab.cache import Cache
 from lab.links import split_of
 from retrieve import eval_items
 
@@ -49,14 +46,11 @@ def answer_logprobs(pairs):
 def probe(items, corpus):
     """Ask each cached single answer again with logprobs; append a row per question to ROWS."""
     done = {json.loads(line)["id"] for line in ROWS.open()} if ROWS.exists() else set()
-    p = patterns.PATTERNS["single"]
-    settings, fn = p.answerer(corpus)
-    answers = Cache.shared("answers")
+    results = ace.cached_results("single", items, corpus)
     for g in tqdm([g for g in items if g["id"] not in done], desc="probe", unit="q"):
-        kept = answers.get(harness.answer_key(p.cache, fn, settings, g))
-        if kept is None or kept["result"].get("error") or kept["result"]["style"] != "json":
+        r = results.get(g["id"])
+        if r is None or r.get("error") or r["style"] != "json":
             continue
-        r = kept["result"]
         system, user = generate.prompt(r["question"], r["passages"], "json")
         response = llm.chat([{"role": "system", "content": system}, {"role": "user", "content": user}],
                             schema=generate.answer_schema([x["id"] for x in r["passages"]]),

@@ -15,19 +15,15 @@ Expected output: a progress bar, then per feature set: held-out precision and co
 and the unanswerable items shown verified. Replies are cached in the judge's cache (.rag/cache/judge.jsonl); the
 table goes to results/answer_ptrue_dev.txt.
 """
-import json
 import sys
 from pathlib import Path
 
 from tqdm import tqdm
 
 import answer_check
-import harness
 import judge
 import llm
-import patterns
 from experiments import answer_check_eval as ace
-from lab.cache import Cache, keyed
 from lab.links import split_of
 from retrieve import eval_items
 
@@ -44,20 +40,13 @@ def dev_rows(corpus, golden, names=("single", "smart")):
     """[(row, cached result)] for the patterns' cached dev rows and unanswerable dev items (rows tagged with
     "pattern" and "unanswerable", as answer_check_eval tags them)."""
     dev = [g for g in eval_items(golden, 0, corpus) if split_of(g) == "dev"]
-    extra = json.loads(ace.UNANSWERABLE.read_text()) if ace.UNANSWERABLE.exists() else {"items": []}
-    sets = [(dev, corpus, False), ([g for g in extra["items"] if g["split"] == "dev"], ROOT / extra.get("corpus", ""),
-                                   True)]
-    answers, out = Cache.shared("answers"), []
-    for name in names:
-        p = patterns.PATTERNS[name]
-        for items, corp, unanswerable in sets:
-            if not items:
-                continue
-            settings, fn = p.answerer(corp)
-            by_id = {g["id"]: g for g in items}
-            for r in ace.rows_for(name, items, corp, cached_only=True):
-                kept = answers.get(harness.answer_key(p.cache, fn, settings, by_id[r["id"]]))
-                out.append(({**r, "pattern": name, "unanswerable": unanswerable}, kept and kept["result"]))
+    extra = ace.unanswerable_set()
+    un = [g for g in extra["items"] if g["split"] == "dev"]
+    out = []
+    for (name, _), rows in ace.labelled_rows(names, {"dev": dev}, corpus, extra, cached_only=True).items():
+        results = {**ace.cached_results(name, dev, corpus),
+                   **(ace.cached_results(name, un, ROOT / extra["corpus"]) if un else {})}
+        out += [({"unanswerable": False, **r}, results.get(r["id"])) for r in rows]
     return out
 
 
@@ -77,9 +66,14 @@ def p_true(row, result, cached_only=False, source="chain"):
     source = source_of(row, result, source)
     if not source:
         return 0.0
-    if cached_only and judge.cache().get(keyed("judge", "verdict", llm.engine_info()["model"], [
-            "shared", claim_of(result), source, Cache.key(judge.SHARED_SYSTEM)[:12]])) is None:
-        return None
+    if cached_only:   # the judge's cache alone: the model is refused (grading.replay's way; experiments/ may
+        refused = llm.ScriptedModel(lambda messages, schema: _refuse())   # not import grading/)
+        refused.name = llm.engine_info()["model"]   # the keys name the model
+        with llm.use_model(refused):
+            try:
+                return judge.verdict_reply(claim_of(result), source, "shared")["value"]["p_yes"]
+            except llm.LLMError:
+                return None
     return judge.verdict_reply(claim_of(result), source, "shared")["value"]["p_yes"]
 
 
@@ -100,6 +94,10 @@ def ranking(rows, names, repeats=8, target=0.90):
             best = max(best, ok / total) if ok / i >= target else best
         ceilings.append(best)
     return sum(aucs) / repeats, sum(ceilings) / repeats
+
+
+def _refuse():
+    raise llm.LLMError("not in the judge's cache")
 
 
 def analyse(pairs, source="chain"):
