@@ -317,6 +317,9 @@ def main():
         print(f"wrote {answer_check.calibration_path()}: threshold {cal['threshold']} on {cal['dev_rows']} dev rows")
         print("  " + ", ".join(f"{f} {c:+.2f}" for f, c in zip(cal["features"], cal["coef"]))
               + f", intercept {cal['intercept']:+.2f}")
+        # the rows' own status and reasons came from the calibration in force before: judge them again under this
+        # one (their keys name the calibration file; answers and judge replies come from the cache)
+        rows = labelled_rows(names, split, args.corpus, extra, args.cached_only, args.limit)
     if not cal:
         sys.exit("answer_check_eval: no calibration for this model: run with --fit")
     figures = {f"{n}/{s}": report(rs, cal) for (n, s), rs in rows.items()}
