@@ -1,8 +1,10 @@
-"""experiments/bench_llm.py and bench_answer.py: the arithmetic of their figures (the timings themselves come from
-the real engine in their own runs, never from tests)."""
+"""experiments/bench_llm.py, bench_answer.py and spec_probe.py: the arithmetic of their figures (the timings themselves
+come from the real engine in their own runs, never from tests)."""
 import pytest
 
-from experiments import bench_answer, bench_llm
+from experiments import bench_answer, bench_llm, spec_probe
+
+
 def test_speeds_are_llama_cpp_counts_and_what_the_caller_waits():
     own, wall, tokens = bench_llm._speeds([(96, 3000.0, 100.0, 3.2), (96, 4000.0, 100.0, 4.1), (90, 3000.0, 0.0, 3.0)])
     assert own == pytest.approx(30.0) and tokens == 96
@@ -26,3 +28,13 @@ def test_answer_bench_figures_and_a_bad_ref(tmp_path):
     assert (f["n"], f["p50"], f["p90"], f["mean"], f["answer_p50"]) == (4, 11.5, 30.0, 15.75, 5.75)
     with pytest.raises(SystemExit, match="git worktree add no-such-ref failed"):
         bench_answer.tree_of("no-such-ref", tmp_path)
+
+
+def test_spec_probe_sums_and_ratios():
+    row = lambda plain, ngram, same: {"plain": {"gen_s": plain, "seconds": plain + 5, "generated": 100},
+                                      "ngram": {"gen_s": ngram, "seconds": ngram + 5, "drafted": 40, "accepted": 10},
+                                      "same": same}
+    f = spec_probe.summary([row(10.0, 5.0, True), row(4.0, 6.0, False)])
+    assert (f["n"], f["same_reply"], f["generated_tokens"], f["slower_questions"]) == (2, 1, 200, 1)
+    assert f["ratio_gen"] == pytest.approx(11 / 14) and f["ratio_seconds"] == pytest.approx(21 / 24)
+    assert f["median_ratio_gen"] == pytest.approx((0.5 + 1.5) / 2) and f["accepted_share"] == 0.25
