@@ -23,22 +23,23 @@ from pathlib import Path
 SPEC_TYPE = "COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE"
 
 
-def requests(items):
-    """The json-style answer request (llama.cpp's OpenAI form, as lab/engine.py sends it) of each golden item."""
+def requests(items, schema_of=None):
+    """The json-style answer request (llama.cpp's OpenAI form, as lab/engine.py sends it) of each golden item;
+    schema_of(ids): another reply schema than generate.answer_schema (experiments/short_probe.py)."""
     import generate
     from retrieve import retrieve_chunks
     out = []
     for item in items:
         shown = generate.order_passages(retrieve_chunks(item["question"], 4))
         system, user = generate.prompt(item["question"], shown)
-        schema = generate.answer_schema([p["id"] for p in shown])
+        schema = (schema_of or generate.answer_schema)([p["id"] for p in shown])
         out.append({"messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
                     "cache_prompt": True, "seed": 42, "temperature": 0.0, "max_tokens": generate.MAX_TOKENS,
                     "response_format": {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema}}})
     return out
 
 
-def servers():
+def servers(names=("plain", "ngram")):
     """{"plain": llama.cpp with the lab's parameters, "ngram": the same with n-gram speculative decoding}."""
     import llm
     from lab import engine, native
@@ -46,7 +47,7 @@ def servers():
     import xllamacpp
     path = engine.ensure_gguf()
     out = {}
-    for name in ("plain", "ngram"):
+    for name in names:
         params = llm.engine_params(xllamacpp, path)
         if name == "ngram":
             params.speculative.types = [getattr(xllamacpp.common_speculative_type, SPEC_TYPE)]

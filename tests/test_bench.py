@@ -1,8 +1,8 @@
-"""experiments/bench_llm.py, bench_answer.py and spec_probe.py: the arithmetic of their figures (the timings themselves
+"""experiments/bench_llm.py, bench_answer.py, spec_probe.py, short_probe.py: the arithmetic of their figures (timings
 come from the real engine in their own runs, never from tests)."""
 import pytest
 
-from experiments import bench_answer, bench_llm, spec_probe
+from experiments import bench_answer, bench_llm, short_probe, spec_probe
 
 
 def test_speeds_are_llama_cpp_counts_and_what_the_caller_waits():
@@ -38,3 +38,19 @@ def test_spec_probe_sums_and_ratios():
     assert (f["n"], f["same_reply"], f["generated_tokens"], f["slower_questions"]) == (2, 1, 200, 1)
     assert f["ratio_gen"] == pytest.approx(11 / 14) and f["ratio_seconds"] == pytest.approx(21 / 24)
     assert f["median_ratio_gen"] == pytest.approx((0.5 + 1.5) / 2) and f["accepted_share"] == 0.25
+
+
+def test_short_probe_schema_caps_and_figures():
+    schema = short_probe.short_schema(["S1", "S2"])
+    assert schema["properties"]["sentences"]["maxItems"] == short_probe.SHORT_SENTENCES
+    assert schema["properties"]["sentences"]["items"]["properties"]["text"]["maxLength"] == short_probe.SHORT_CHARS
+    assert schema["properties"]["sentences"]["items"]["properties"]["sources"]["items"]["enum"] == ["S1", "S2"]
+    import generate   # the lab's own schema is left as it was
+    assert generate.answer_schema(["S1"])["properties"]["sentences"]["maxItems"] == 4
+    assert short_probe.parsed('{"sentences": [{"text": "a", "sources": ["S1"]}], "answer": " Paris "}') == ("Paris", 1)
+    assert short_probe.parsed('{"sentences": [') == ("", 0)
+    row = lambda gf, gs, a, b: {"full": {"gen_s": gf, "generated": 100, "f1": 1.0, "sentences": 3, "answer": a},
+                                "short": {"gen_s": gs, "generated": 50, "f1": 0.5, "sentences": 2, "answer": b}}
+    f = short_probe.summary([row(10.0, 4.0, "x", "x"), row(10.0, 6.0, "x", "y")])
+    assert (f["ratio_gen"], f["ratio_tokens"], f["same_answer"]) == (0.5, 0.5, 1)
+    assert (f["full"]["f1"], f["short"]["f1"], f["short"]["sentences"]) == (1.0, 0.5, 2)
