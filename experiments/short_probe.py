@@ -6,7 +6,8 @@ A candidate for issue 31's "no more sentences than the answer needs", not used b
 80-270 tokens at ~20 tokens/s: up to four sentences of up to 300 characters (generate.answer_schema), some of them a
 passage copied whole. The candidate's schema allows SHORT_SENTENCES sentences of up to SHORT_CHARS characters. Both
 replies are asked of the same llama.cpp server (the lab's parameters), in turn, for the same prompt: the json-style
-answer over the four best passages (experiments/spec_probe.requests), on dev golden questions (lab.links.split_of).
+answer over the four best passages (experiments/spec_probe.prompts, read once), on dev golden questions
+(lab.links.split_of).
 Only the first signal: the seconds and tokens generated, the short answer's F1 and the sentences' count; not the
 citation figures or verified precision, which need the judge (a full run of verify_citations.py on the adopted code).
 """
@@ -14,7 +15,6 @@ import argparse
 import json
 import statistics
 import sys
-import time
 from pathlib import Path
 
 from experiments import spec_probe
@@ -76,20 +76,19 @@ def main():
         sys.exit(f"short_probe: {e}")
     singles, multis = ([i for i in items if i["type"] == t] for t in ("single", "multi"))
     items = (singles[:args.limit // 2] + multis[:args.limit - args.limit // 2])
-    reqs = {"full": spec_probe.requests(items), "short": spec_probe.requests(items, short_schema)}
+    asked = spec_probe.prompts(items)   # retrieval once: both variants read the same prompt
+    reqs = {"full": [spec_probe.request(p) for p in asked],
+            "short": [spec_probe.request(p, short_schema) for p in asked]}
     srv = spec_probe.servers(("plain",))["plain"]
     srv.handle_chat_completions({**reqs["full"][0], "max_tokens": 4})   # the system prompt in its cache
     rows = []
     for n, item in enumerate(tqdm(items, desc="short_probe", unit="q", file=sys.stderr)):
         got = {}
-        for v in (("full", "short") if n % 2 == 0 else ("short", "full")):
-            start = time.perf_counter()
-            out = srv.handle_chat_completions(reqs[v][n])
-            t = out.get("timings", {})
-            answer, sentences = parsed(out["choices"][0]["message"]["content"])
+        for v in spec_probe.in_turn(n, ("full", "short")):
+            reply = spec_probe.timed(srv, reqs[v][n])
+            answer, sentences = parsed(reply["text"])
             got[v] = {"answer": answer, "sentences": sentences, "f1": f1(answer, item),
-                      "seconds": time.perf_counter() - start, "gen_s": t.get("predicted_ms", 0) / 1e3,
-                      "generated": t.get("predicted_n", 0)}
+                      **{f: reply[f] for f in ("seconds", "gen_s", "generated")}}
         rows.append({"id": item["id"], "type": item["type"], **got})
     fig = summary(rows)
     info = llm.engine_info(portable=True)

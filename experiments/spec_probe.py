@@ -23,20 +23,44 @@ from pathlib import Path
 SPEC_TYPE = "COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE"
 
 
-def requests(items, schema_of=None):
-    """The json-style answer request (llama.cpp's OpenAI form, as lab/engine.py sends it) of each golden item;
-    schema_of(ids): another reply schema than generate.answer_schema (experiments/short_probe.py)."""
+def prompts(items):
+    """(messages, source IDs) of the json-style cited answer of each golden item, over its four best passages."""
     import generate
     from retrieve import retrieve_chunks
     out = []
     for item in items:
         shown = generate.order_passages(retrieve_chunks(item["question"], 4))
         system, user = generate.prompt(item["question"], shown)
-        schema = (schema_of or generate.answer_schema)([p["id"] for p in shown])
-        out.append({"messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
-                    "cache_prompt": True, "seed": 42, "temperature": 0.0, "max_tokens": generate.MAX_TOKENS,
-                    "response_format": {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema}}})
+        out.append(([{"role": "system", "content": system}, {"role": "user", "content": user}],
+                    [p["id"] for p in shown]))
     return out
+
+
+def request(prompt, schema_of=None):
+    """llama.cpp's request for one of prompts(), as the lab's engine sends it (lab/engine.py); schema_of(ids): another
+    reply schema than generate.answer_schema (experiments/short_probe.py)."""
+    import generate
+    from lab import engine
+    messages, ids = prompt
+    body = {"options": {"temperature": 0.0, "num_predict": generate.MAX_TOKENS},
+            "format": (schema_of or generate.answer_schema)(ids)}
+    return engine._openai_request(body, messages)
+
+
+def timed(server, req):
+    """One request to a llama.cpp server: its reply text, the seconds waited, and llama.cpp's own timings."""
+    start = time.perf_counter()
+    out = server.handle_chat_completions(req)
+    t = out.get("timings", {})
+    return {"text": out["choices"][0]["message"]["content"], "seconds": time.perf_counter() - start,
+            "gen_s": t.get("predicted_ms", 0) / 1e3, "prompt_s": t.get("prompt_ms", 0) / 1e3,
+            "generated": t.get("predicted_n", 0), "drafted": t.get("draft_n", 0),
+            "accepted": t.get("draft_n_accepted", 0)}
+
+
+def in_turn(n, pair):
+    """The order the two variants take question n in: A B, then B A, so both meet the machine's drift alike."""
+    return pair if n % 2 == 0 else pair[::-1]
 
 
 def servers(names=("plain", "ngram")):
@@ -84,7 +108,7 @@ def main():
     from tqdm import tqdm
     from vector_index import CorpusError
     try:
-        reqs = requests(eval_items(GOLDEN, args.limit, CORPUS_DIR))
+        reqs = [request(p) for p in prompts(eval_items(GOLDEN, args.limit, CORPUS_DIR))]
     except (CorpusError, ValueError) as e:
         sys.exit(f"spec_probe: {e}")
     engines = servers()
@@ -92,15 +116,7 @@ def main():
         srv.handle_chat_completions({**reqs[0], "max_tokens": 4})
     rows = []
     for n, req in enumerate(tqdm(reqs, desc="spec_probe", unit="q", file=sys.stderr)):
-        got = {}
-        for name in (("plain", "ngram") if n % 2 == 0 else ("ngram", "plain")):
-            start = time.perf_counter()
-            out = engines[name].handle_chat_completions(req)
-            t = out.get("timings", {})
-            got[name] = {"text": out["choices"][0]["message"]["content"], "seconds": time.perf_counter() - start,
-                         "gen_s": t.get("predicted_ms", 0) / 1e3, "prompt_s": t.get("prompt_ms", 0) / 1e3,
-                         "generated": t.get("predicted_n", 0), "drafted": t.get("draft_n", 0),
-                         "accepted": t.get("draft_n_accepted", 0)}
+        got = {name: timed(engines[name], req) for name in in_turn(n, ("plain", "ngram"))}
         rows.append({**got, "same": got["plain"]["text"] == got["ngram"]["text"]})
     fig = summary(rows)
     info = llm.engine_info(portable=True)
