@@ -12,8 +12,10 @@ code, the same llama.cpp build, RAG_THREADS and GGUF) with empty caches (its own
 vector index only), so nothing is read back from a cache; the workers take the questions in turn, A B B A ...,
 so both meet the machine's drift alike. A worker answers one warm-up question first (not counted), as a running
 page or benchmark has its system prompts in llama.cpp's prompt cache.
-Output: a row per question (seconds of answer, checks and total, calls, prompt tokens read, status), then per
-version the p50 / p90 / mean total seconds, and the ratio of the p50s and the median of per-question ratios;
+Output: a row per question (seconds of answer, checks and total, calls, prompt tokens, the tokens llama.cpp read anew
+rather than from its prompt cache, the answer, sentence verdicts and status), then per version the p50 / p90 / mean
+total seconds, and the ratio of the p50s, the median of per-question ratios and how many questions got the same
+answer, verdicts and status;
 --json writes it (results/bench_answer*.json). ~1 minute per question and version on the embedded engine.
 """
 import argparse
@@ -33,14 +35,16 @@ from vector_index import CorpusError
 ROOT = Path(__file__).parent.parent   # the repository (this file is in experiments/)
 WARMUP = "Where was the designer of the Eiffel Tower born?"
 WORKER = r"""
-import json, sys, time
+import json, os, sys, time
 out, sys.stdout = sys.stdout, sys.stderr   # whatever the code prints stays off the reply line
 import answer_check, llm
 from citations import verify
 from generate import generate
+trace = os.environ["RAG_TRACE"]            # llama.cpp's tokens read anew and from its prompt cache, per call
 for line in sys.stdin:
     q = json.loads(line)
     llm.reset_stats()
+    open(trace, "w").close()
     t0 = time.perf_counter()
     r = generate(q)
     t1 = time.perf_counter()
@@ -48,9 +52,12 @@ for line in sys.stdin:
     c = answer_check.check(r, v)
     t2 = time.perf_counter()
     s = llm.stats()
+    calls = [json.loads(x) for x in open(trace)]
     print(json.dumps({"answer_s": t1 - t0, "checks_s": t2 - t1, "seconds": t2 - t0, "calls": s["calls"],
                       "prompt_tokens": s["prompt_tokens"], "completion_tokens": s["completion_tokens"],
-                      "answer": r["answer"], "status": c["status"]}), file=out, flush=True)
+                      "prompt_new": sum(x["prompt_new"] or 0 for x in calls),
+                      "answer": r["answer"], "verdicts": [x["supported"] for x in v], "status": c["status"]}),
+          file=out, flush=True)
 """
 
 
@@ -62,7 +69,8 @@ class Worker:
         shutil.copytree(cache.index_dir() / "chroma", store / "chroma")
         for lock in cache.index_dir().glob("*.lock"):
             shutil.copy(lock, store / lock.name)
-        env = {**os.environ, "RAG_INDEX_DIR": str(store), "PYTHONPATH": str(tree), "TQDM_DISABLE": "1"}
+        env = {**os.environ, "RAG_INDEX_DIR": str(store), "PYTHONPATH": str(tree), "TQDM_DISABLE": "1",
+               "RAG_TRACE": str(store / "trace.jsonl")}
         self.proc = subprocess.Popen([sys.executable, "-c", WORKER], cwd=tree, env=env, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
 
@@ -98,6 +106,7 @@ def summary(rows):
             "checks_p50": statistics.median(r["checks_s"] for r in rows),
             "calls_mean": statistics.mean(r["calls"] for r in rows),
             "prompt_tokens_mean": statistics.mean(r["prompt_tokens"] for r in rows),
+            "prompt_new_mean": statistics.mean(r.get("prompt_new", 0) for r in rows),
             "completion_tokens_mean": statistics.mean(r["completion_tokens"] for r in rows)}
 
 
@@ -147,16 +156,20 @@ def main():
            "figures": figures, "rows": rows}
     print(f"\nengine {info['engine']} {info['model']} build {info.get('build')}  n={args.limit}")
     print(f"{'version':14} {'p50 s':>7} {'p90 s':>7} {'mean s':>7} {'answer':>7} {'checks':>7} {'calls':>6} "
-          f"{'prompt tok':>10}")
+          f"{'prompt tok':>10} {'read anew':>9}")
     for name, f in figures.items():
         print(f"{name[:14]:14} {f['p50']:7.1f} {f['p90']:7.1f} {f['mean']:7.1f} {f['answer_p50']:7.1f} "
-              f"{f['checks_p50']:7.1f} {f['calls_mean']:6.1f} {f['prompt_tokens_mean']:10.0f}")
+              f"{f['checks_p50']:7.1f} {f['calls_mean']:6.1f} {f['prompt_tokens_mean']:10.0f} "
+              f"{f['prompt_new_mean']:9.0f}")
     if args.ref:
         a, b = rows[args.ref], rows["this"]
         out["ratio_p50"] = figures["this"]["p50"] / figures[args.ref]["p50"]
         out["ratio_median_per_question"] = statistics.median(y["seconds"] / x["seconds"] for x, y in zip(a, b))
+        out["same_results"] = sum(all(x.get(f) == y.get(f) for f in ("answer", "verdicts", "status"))
+                                  for x, y in zip(a, b))
         print(f"this / {args.ref}: p50 ratio {out['ratio_p50']:.2f}, median per-question ratio "
-              f"{out['ratio_median_per_question']:.2f}")
+              f"{out['ratio_median_per_question']:.2f}; the same answer, verdicts and status on "
+              f"{out['same_results']} of {len(a)} questions")
     if args.json:
         cache.write_json(args.json, out)
 

@@ -248,3 +248,24 @@ def test_trace_writes_one_line_per_call_with_new_and_cached_tokens(tmp_path):
     assert lines[0] == {"system": "You check answers and claims against", "prompt_new": 28, "cached": 606,
                         "generated": 8, "prompt_ms": 850, "gen_ms": 355, "seconds": 1.21}
     assert lines[1]["prompt_new"] is None and len(lines) == 2
+
+
+@pytest.mark.engine
+def test_engine_resumes_from_an_earlier_prompt_not_only_the_last(embedded, monkeypatch, tmp_path):
+    # the judge's pattern: one long system prompt, then a source. Source A, then source B, then A again with another
+    # task: the third request must take A's tokens from llama.cpp's RAM cache, not read them again. llama.cpp only
+    # looks there when the slot would lose most of its prompt, which a shared system prompt never lets happen
+    # unless slot_prompt_similarity sends every request through the cache (engine_params).
+    trace = tmp_path / "trace.jsonl"
+    monkeypatch.setenv("RAG_TRACE", str(trace))
+    system = "You check claims against a source. Reply YES or NO. " + " ".join(
+        f"Rule {i}: the source must name the same person, place and number as the claim." for i in range(12))
+    source_a = "Source: " + " ".join(f"Ashford Bridge stands in Corran and has {i} arches." for i in range(12))
+    source_b = "Source: " + " ".join(f"Medra is an island with {i} lighthouses." for i in range(12))
+    for user in (f"{source_a}\nClaim: Ashford Bridge is in Corran.", f"{source_b}\nClaim: Medra is an island.",
+                 f"{source_a}\nClaim: Ashford Bridge has arches."):
+        llm.chat([{"role": "system", "content": system}, {"role": "user", "content": user}], max_tokens=2)
+    first, second, third = [json.loads(x) for x in trace.read_text().splitlines()[-3:]]
+    assert second["cached"] >= first["cached"]                      # the system prompt, at least
+    assert third["cached"] > second["cached"] + 100                 # and source A, from the first request
+    assert third["prompt_new"] < first["prompt_new"] - 100
