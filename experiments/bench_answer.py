@@ -110,6 +110,11 @@ def summary(rows):
             "completion_tokens_mean": statistics.mean(r["completion_tokens"] for r in rows)}
 
 
+def same_results(a, b):
+    """How many questions two versions' rows (in the same order) gave the same answer, sentence verdicts and status."""
+    return sum(all(x.get(f) == y.get(f) for f in ("answer", "verdicts", "status")) for x, y in zip(a, b))
+
+
 def main():
     ap = argparse.ArgumentParser(description="Seconds per verified answer (answer + checks, empty caches): the "
                                  "working tree, against another git ref when given, alternating question by question.")
@@ -165,8 +170,7 @@ def main():
         a, b = rows[args.ref], rows["this"]
         out["ratio_p50"] = figures["this"]["p50"] / figures[args.ref]["p50"]
         out["ratio_median_per_question"] = statistics.median(y["seconds"] / x["seconds"] for x, y in zip(a, b))
-        out["same_results"] = sum(all(x.get(f) == y.get(f) for f in ("answer", "verdicts", "status"))
-                                  for x, y in zip(a, b))
+        out["same_results"] = same_results(a, b)
         print(f"this / {args.ref}: p50 ratio {out['ratio_p50']:.2f}, median per-question ratio "
               f"{out['ratio_median_per_question']:.2f}; the same answer, verdicts and status on "
               f"{out['same_results']} of {len(a)} questions")

@@ -26,6 +26,11 @@ def test_answer_bench_figures_and_a_bad_ref(tmp_path):
              "completion_tokens": 120} for s in (10.0, 12.0, 30.0, 11.0)]
     f = bench_answer.summary(rows)
     assert (f["n"], f["p50"], f["p90"], f["mean"], f["answer_p50"]) == (4, 11.5, 30.0, 15.75, 5.75)
+    assert f["prompt_new_mean"] == 0   # rows from a version that wrote no trace
+    a = [{"answer": "Paris", "verdicts": [True], "status": "verified"}, {"answer": "Rome", "verdicts": [True, False],
+                                                                         "status": "supported"}]
+    b = [dict(a[0]), {**a[1], "verdicts": [True, True]}]
+    assert bench_answer.same_results(a, b) == 1 and bench_answer.same_results(a, a) == 2
     with pytest.raises(SystemExit, match="git worktree add no-such-ref failed"):
         bench_answer.tree_of("no-such-ref", tmp_path)
 
