@@ -52,7 +52,8 @@ for line in sys.stdin:
     c = answer_check.check(r, v)
     t2 = time.perf_counter()
     s = llm.stats()
-    calls = [json.loads(x) for x in open(trace)]
+    with open(trace) as f:
+        calls = [json.loads(x) for x in f]
     print(json.dumps({"answer_s": t1 - t0, "checks_s": t2 - t1, "seconds": t2 - t0, "calls": s["calls"],
                       "prompt_tokens": s["prompt_tokens"], "completion_tokens": s["completion_tokens"],
                       "prompt_new": sum(x["prompt_new"] or 0 for x in calls),
