@@ -31,6 +31,11 @@ PROGRAMMES = {k: v[:9] + [{int(y): codes for y, codes in v[9].items()}] + v[10:]
 EXAM_DAYS, EXAM_ROOMS, TERMS, SUMMER_SCHOOL = (_FACTS["exam_days"], _FACTS["exam_rooms"], _FACTS["terms"],
                                                _FACTS["summer_school"])
 FOUNDER, FOUNDED, STUDENTS = "Josiah Quenby", 1897, "2,400"
+FOUNDATIONS = {   # brochures of several courses: file -> (title, running header, opening line)
+    "foundation-science-courses.pdf": ("Foundation Science Courses", "Chemistry and Biology",
+                                       "The chemistry and biology courses that the science programmes build on."),
+    "foundation-field-courses.pdf": ("Field Foundation Courses", "Field Skills",
+                                     "The field courses that the geology and music programmes build on.")}
 
 
 def exams():
@@ -69,8 +74,8 @@ def handbook():
     return [page("two"), h(1, "Welcome"),
             p(f"{COLLEGE} was founded in {FOUNDED} by the shipwright {FOUNDER}, who left his yard on the River Lisk "
               "to the town on condition that it became a place of learning. Today the college teaches about "
-              f"{STUDENTS} students in seven buildings, from Corvin House in the town centre to Tidewater Station on "
-              "the coast."),
+              f"{STUDENTS} students in {len(BUILDINGS)} buildings, from Corvin House in the town centre to Tidewater "
+              "Station on the coast."),
             p("This handbook sets out the rules every student accepts on enrolment. Programme pages, course pages and "
               "the examination regulations add to it; where they differ, the examination regulations apply."),
             h(2, "Your student card"),
@@ -258,7 +263,7 @@ def course(code):
     dept = INSTRUCTORS[who][2]
     prereq = (f"Students must have passed {' and '.join(pre)} before enrolling. A pass at the Summer Bridging School "
               "counts." if pre else "None: the course is open to every student of the college.")
-    coursework = "a field report (50%)" if code[:3] in ("MAR", "AST") else "two problem sets (40%)"
+    coursework = "a field report (50%)" if code[:3] in ("MAR", "AST", "GEO") else "two problem sets (40%)"
     return [p(f"{code} {title} is worth {credits} credits and is taught in the {term} term of {YEAR} by the "
               f"Department of {dept}."),
             h(1, "Description"),
@@ -365,10 +370,10 @@ def exam_timetable():
     return parts + [h(1, "Rules on the day"), p("The examination regulations apply to every examination.")]
 
 
-def foundation():
-    """Chemistry and Biology courses in one brochure, each on a two-column page."""
-    parts = [page(), p("The chemistry and biology courses that the science programmes build on.")]
-    for code in ("CHM 105", "CHM 205", "BIO 112", "BIO 214"):
+def foundation(file):
+    """The courses of one brochure (file), each on a two-column page: no course has a page of its own."""
+    parts = [page(), p(FOUNDATIONS[file][2])]
+    for code in (c for c, v in COURSES.items() if v[10] == file):
         parts += [page("two"), h(1, f"{code} {COURSES[code][0]}")]
         parts += [(x[0], min(x[1] + 1, 3), x[2]) if x[0] == "h" else x for x in course(code) if x[0] != "page"]
     return parts
@@ -378,12 +383,12 @@ def documents():
     """{file name: (title, running header, parts)} for every document."""
     head = f"{COLLEGE} · "
     docs = {v[10]: (f"{c} {v[0]}", head + f"{c} course outline {YEAR}", course(c)) for c, v in COURSES.items()
-            if not v[10].startswith("foundation")}
+            if v[10] not in FOUNDATIONS}
+    docs.update({f: (title, head + header, foundation(f)) for f, (title, header, _) in FOUNDATIONS.items()})
     docs.update({v[9]: ((f"Curriculum Vitae: {person(k)}" if v[9].endswith(".docx") else person(k)),
                         head + f"Department of {v[2]}", instructor(k)) for k, v in INSTRUCTORS.items()})
     docs.update({v[10]: (v[0], head + f"{v[0]} {YEAR}", programme(k)) for k, v in PROGRAMMES.items()})
     docs.update({
-        "foundation-science-courses.pdf": ("Foundation Science Courses", head + "Chemistry and Biology", foundation()),
         "buildings-and-rooms.pdf": ("Buildings and Rooms", head + "Estates Office", buildings()),
         "teaching-timetable.pdf": (f"Teaching Timetable {YEAR}", head + f"Teaching Timetable {YEAR}", timetable()),
         "student-handbook.pdf": (f"Student Handbook {YEAR}", head + f"Student Handbook {YEAR}", handbook()),

@@ -3,38 +3,13 @@ golden.json: each answer computed from the facts, each hop with the question it 
 it (MuSiQue's "#1" names the previous hop's answer). experiments/make_catalogue.py writes them to
 catalogue/golden.json.
 """
-from pathlib import Path
+import re
 
-from experiments.catalogue_facts import (BUILDINGS, COURSES, INSTRUCTORS, PROGRAMMES, SOCIETIES, building_of, exams,
-                                         person)
-from lab.documents import doc_id
+from experiments.catalogue_facts import (BUILDINGS, COURSES, INSTRUCTORS, PEOPLE, PROGRAMMES, SOCIETIES, building_of,
+                                         documents, exams, person)
+from experiments.catalogue_templates import BUILDINGS_DOC, course_doc, did, item, names, staff_doc, templated
 
-BUILDINGS_DOC = "buildings-and-rooms-pdf"
-
-
-def did(name):
-    return doc_id(Path(name))
-
-
-def course_doc(code):
-    return did(COURSES[code][10])
-
-
-def staff_doc(key):
-    return did(INSTRUCTORS[key][9])
-
-
-def names(key):
-    """The answer and aliases of a person: 'Imelda Varga-Thorne', ['Dr Imelda Varga-Thorne', 'Varga-Thorne']."""
-    return INSTRUCTORS[key][0], [person(key), INSTRUCTORS[key][0].split()[-1]]
-
-
-def item(question, answer, hops, aliases=()):
-    """A golden item from its hops [(question, answer, doc)]; one hop is a single-hop question."""
-    docs = list(dict.fromkeys(d for _, _, d in hops))
-    return {"question": question, "answer": answer, "aliases": list(aliases), "supporting_docs": docs,
-            "type": "multi" if len(hops) > 1 else "single", "hops": len(hops), "source": "catalogue",
-            "decomposition": [{"question": q, "answer": a, "doc": d} for q, a, d in hops]}
+TEST_BUILDINGS = {"ARL", "KST", "PNC", "WLD"}   # the test split: these buildings and whoever and whatever is in them
 
 
 def only_prereq(code):
@@ -193,6 +168,58 @@ def multis():
     return out
 
 
+def entity_split():
+    """{entity: 'dev' | 'test'}: a building by TEST_BUILDINGS, a room by its building, an instructor by the building
+    of the office, a course by its instructor, a programme by its director, a society by its adviser; the college's
+    officers (admissions tutor, registrar...) are dev."""
+    side = lambda building: "test" if building in TEST_BUILDINGS else "dev"
+    out = {b[0]: side(code) for code, b in BUILDINGS.items()}
+    out.update({r[0]: side(code) for code, b in BUILDINGS.items() for r in b[4]})
+    out.update({i[0]: out[i[3]] for i in INSTRUCTORS.values()})
+    out.update({code: out[INSTRUCTORS[c[2]][0]] for code, c in COURSES.items()})
+    out.update({p[0]: out[INSTRUCTORS[p[1]][0]] for p in PROGRAMMES.values()})
+    out.update({name: out[INSTRUCTORS[s[0]][0]] for name, s in SOCIETIES.items()})
+    out.update({p[0]: "dev" for p in PEOPLE.values()})
+    return out
+
+
+def entities(it, split=None):
+    """The courses, rooms, buildings, people, programmes and societies an item's question, hops and answer name.
+    'Who teaches the prerequisite of AST 310?' -> ['AST 210', 'AST 310', 'Casimir Odunsi-Hale']"""
+    split = split or entity_split()
+    text = " ".join([it["question"], it["answer"], *it["aliases"]]
+                    + [f"{h['question']} {h['answer']}" for h in it["decomposition"]])
+    found = {e for e in split if re.search(rf"(?<![\w']){re.escape(e)}(?![\w'])", text)}
+    found |= {i[0] for i in INSTRUCTORS.values() if re.search(rf"\b{re.escape(i[0].split()[-1])}\b", text)}
+    return sorted(found)
+
+
+def doc_texts():
+    """{doc id: lower-cased text of its title and parts}: what the generator checks answers against."""
+    def words(part):
+        return {"h": lambda: part[2], "p": lambda: part[1], "list": lambda: " ".join(part[1]),
+                "table": lambda: " ".join(" | ".join(r) for r in part[1])}.get(part[0], lambda: "")()
+    return {did(f): " ".join([t] + [words(x) for x in parts]).lower() for f, (t, _, parts) in documents().items()}
+
+
+def answerable(it, texts):
+    """Each hop's answer is in its document, and a multi-hop answer is not in its first document already."""
+    says = lambda doc, answers: any(a.lower() in texts[doc] for a in answers)
+    hops_ok = all(says(h["doc"], [h["answer"]]) for h in it["decomposition"])
+    return hops_ok and not (it["hops"] > 1 and says(it["decomposition"][0]["doc"], [it["answer"], *it["aliases"]]))
+
+
 def golden():
-    items = singles() + multis()
+    """The hand-written questions, then the templated ones not already asked and answerable from their hops, each
+    with its entities and its split; an item whose entities fall in both splits is dropped (none today)."""
+    texts, split = doc_texts(), entity_split()
+    items, asked = [], set()
+    for x in singles() + multis() + templated():
+        if x["question"] in asked or not answerable(x, texts):
+            continue
+        asked.add(x["question"])
+        ents = entities(x, split)
+        sides = {split[e] for e in ents} or {"dev"}
+        if len(sides) == 1:
+            items.append({**x, "entities": ents, "split": sides.pop()})
     return [{"id": f"catalogue-{n:02d}", **x} for n, x in enumerate(items, 1)]
