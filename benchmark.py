@@ -45,13 +45,13 @@ HERE = Path(__file__).parent
 JSON_PATH = HERE / "results" / "benchmark.json"   # the .md and the PNGs are written beside it
 DEFAULT_LIMIT = 24        # 12 single + 12 multi (6 HotpotQA, 6 MuSiQue): the minimum
 SPLITS = ("all", "single", "multi")
-COLUMNS = [("answer_em", "EM", ".3f"), ("answer_f1", "F1", ".3f"), ("doc_recall", "doc-rec", ".3f"),
+COLUMNS = [("answer_em", "EM", ".3f"), ("answer_f1", "F1", ".3f"), ("right_share", "right", ".3f"), ("doc_recall", "doc-rec", ".3f"),
            ("citation_recall", "c-recall", ".3f"), ("citation_precision", "c-prec", ".3f"),
            ("llm_calls", "calls/q", ".1f"), ("prompt_tokens", "prompt/q", ".0f"),
            ("completion_tokens", "compl/q", ".0f"), ("seconds_p50", "s/q p50", ".1f"),
            ("sentence_verified_precision", "old v-prec", ".3f"), ("verified_precision", "v-prec", ".3f"),
            ("verified_coverage", "coverage", ".3f")]
-HEADERS = {"doc-rec": "supporting-doc recall", "c-recall": "citation recall", "c-prec": "citation precision",
+HEADERS = {"right": "right (contains the answer)", "doc-rec": "supporting-doc recall", "c-recall": "citation recall", "c-prec": "citation precision",
            "calls/q": "LLM calls/q", "prompt/q": "prompt tokens/q", "compl/q": "completion tokens/q",
            "old v-prec": "verified precision, per sentence (old)", "v-prec": "verified precision",
            "coverage": "coverage (right answers shown verified)"}
@@ -205,6 +205,8 @@ def main(argv=None):
                     help="golden questions, half single and half multi (multi alternating sources); 0: all")
     ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of documents (.txt .md .pdf .docx .html)")
     ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions")
+    ap.add_argument("--split", choices=("dev", "test"),
+                    help="only the dev or test half of the golden file (lab.links.split_of); default: all")
     ap.add_argument("--json", type=Path, default=JSON_PATH,
                     help="write the figures here; the .md report and the two PNG charts go beside it with the same "
                          "stem")
@@ -219,12 +221,12 @@ def main(argv=None):
         names = patterns.parse(args.patterns)
         if args.limit < 0:
             raise ValueError(f"--limit must be 0 (all) or more, got {args.limit}")
-        settings = {"limit": args.limit, "corpus": str(args.corpus), "golden": str(args.golden),
+        settings = {"limit": args.limit, "corpus": str(args.corpus), "golden": str(args.golden), "split": args.split,
                     "chunker": DEFAULT_CHUNKER, "graph_extractor": args.graph_extractor}
         info = llm.engine_info()
         print(" ".join(f"{k}={v}" for k, v in settings.items()) + f" patterns={','.join(names)} fresh={args.fresh}")
         print(f"model: {info['engine']} {info['model']}")
-        items = eval_items(args.golden, args.limit, args.corpus)
+        items = eval_items(args.golden, args.limit, args.corpus, split=args.split)
         print(f"sample: {describe_sample(items)}")
         specs, skipped = pattern_specs(names, args.corpus, graph_extractor=args.graph_extractor)
         for name, why in skipped.items():

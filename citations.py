@@ -161,7 +161,7 @@ def verified_figures(rows):
         return {}
     div = lambda a, b: a / b if b else None
     right = sum(r["right"] for r in rows)
-    out = {}
+    out = {"right_share": right / len(rows)}
     for name, key in (("verified", "status"), ("sentence_verified", "sentence_status")):
         shown = [r for r in rows if r.get(key) == "verified"]
         out.update({f"{name}_share": len(shown) / len(rows), f"{name}_precision": div(sum(r["right"] for r in shown),

@@ -262,10 +262,13 @@ def sample_golden(golden, n, seed=0):
     return order[:n]
 
 
-def eval_items(golden_path, n, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER):
+def eval_items(golden_path, n, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, split=None):
     """What every evaluation starts with: the corpus index built or brought up to date (incremental, a
-    couple of seconds when nothing changed), then n golden items from sample_golden (n <= 0: all)."""
-    golden = load_golden(golden_path)
+    couple of seconds when nothing changed), then n golden items from sample_golden (n <= 0: all), of one
+    half (links.split_of) when split is 'dev' or 'test'."""
+    golden = [g for g in load_golden(golden_path) if split in (None, links.split_of(g))]
+    if not golden:
+        raise CorpusError(f"golden file {golden_path} has no {split} questions")
     r = build_index(corpus, chunker)
     if r["embedded"] or r["deleted"]:
         print(f"index: {r['chunks']} chunks, {r['embedded']} embedded now, {r['deleted']} deleted")
