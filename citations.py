@@ -17,6 +17,7 @@ import judge
 import llm
 from generate import quarantine_reasons
 from judge import joined, supports
+from lab import spans
 from lab.answers import exact_match, f1
 from retrieve import doc_recall
 
@@ -129,7 +130,9 @@ def question_row(result, item, verdicts, cost, judge_cost, checked=None):
             "calibration": checked.get("calibration"), "features": checked.get("features"),
             "verdicts": [{"text": v["text"], "cites": v["cites"], "supported": v["supported"],
                           "precise": v["precise"], "how": v.get("how")} for v in verdicts],
-            "invalid_ids": result["invalid_ids"], "sources": [source_entry(p) for p in result["passages"]],
+            "invalid_ids": result["invalid_ids"], "recited": result.get("recited", []),
+            "written": result.get("written", result["answer"]),
+            "sources": [source_entry(p) for p in result["passages"]],
             "chunk_ids": [p.get("chunk_id") for p in result["passages"]], "calls": cost["calls"],
             "prompt_tokens": cost["prompt_tokens"], "completion_tokens": cost["completion_tokens"],
             "seconds": cost["seconds"], "judge_seconds": judge_cost["seconds"],
@@ -190,6 +193,8 @@ def print_answer(result, verdicts, dispute=None):
               f"{'supported' if v['supported'] else 'NOT supported'}")
     for bad in result["invalid_ids"]:
         print(f"  invalid citation [{bad['id']}] in sentence {bad['sentence'] + 1}: dropped (no such source)")
+    for fix in result.get("recited", []):
+        print(f"  {spans.recited_line(fix)}")
     print("sources:")
     for p in result["passages"]:
         print(f"  [{p['id']}] {p['chunk_id']}: {' '.join(p['text'].split())[:90]}"

@@ -33,7 +33,7 @@ from pathlib import Path
 import injection_detector
 import llm
 from bm25_baseline import tokenize
-from lab import steps
+from lab import spans, steps
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, retrieve_chunks
 from vector_index import DEMO_QUESTION, CorpusError
 
@@ -86,6 +86,7 @@ Reply in JSON: "sentences" (one to three, each with the IDs of the sources that 
 
 
 JSON_SYSTEM = SYSTEM.format(example=JSON_EXAMPLE)
+EXAMPLE_NAMES = ("Ashford Bridge", "Tomas Vell", "Hartmoor")   # the worked example's names: never an answer of ours
 
 
 def prompt(question, passages, style=DEFAULT_STYLE):
@@ -258,8 +259,11 @@ def ask_model(question, passages, style):
 
 def generate(question, k=4, order="best_first", style=DEFAULT_STYLE, passages=None,
              corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER):
-    """Question -> {question, answer, text, sentences: [{text, cites}], passages, invalid_ids, idk,
-    style, order, cost}. Give `passages` to answer from your own (e.g. multihop's merged set)."""
+    """Question -> {question, answer, written, text, sentences: [{text, cites}], passages, invalid_ids, recited, idk,
+    error, style, order, cost}. `answer` is the span the question asks for (lab/spans.py), `written` the short answer
+    as the model wrote it; `recited` lists citations moved to the passage that states the sentence. An answer that
+    names the worked example's names, which no passage names, is "I don't know". Give `passages` to answer from
+    your own (e.g. multihop's merged set)."""
     question = check_question(question)
     ranked = retrieve_chunks(question, k, corpus=corpus, chunker=chunker) if passages is None else passages
     titles = [p.get("title", "") for p in ranked]
@@ -275,12 +279,17 @@ def generate(question, k=4, order="best_first", style=DEFAULT_STYLE, passages=No
     for n, (text, ids) in enumerate(raw):
         invalid += [{"sentence": n, "id": i} for i in ids if i not in valid]
         sentences.append({"text": text, "cites": [i for i in ids if i in valid]})
-    idk = is_idk(answer) or not shown
+    sentences, recited = spans.recite(sentences, shown)   # a sentence S1 states word for word but S2 is cited
+    written = answer
+    idk = is_idk(answer) or not shown or spans.from_example(answer, EXAMPLE_NAMES, shown)
     if idk:
         answer, sentences = IDK, [s for s in sentences if not is_idk(s["text"])]
+    else:
+        answer = spans.answer_span(question, answer)   # 'The office of ... is in HAL 326.' -> 'HAL 326'
     text = " ".join(f"{s['text']}{''.join(f' [{c}]' for c in s['cites'])}" for s in sentences) or answer
-    return {"question": question, "answer": answer, "text": text, "sentences": sentences, "passages": shown,
-            "invalid_ids": invalid, "idk": idk, "error": error, "style": style, "order": order, "cost": cost}
+    return {"question": question, "answer": answer, "written": written, "text": text, "sentences": sentences,
+            "passages": shown, "invalid_ids": invalid, "recited": recited, "idk": idk, "error": error,
+            "style": style, "order": order, "cost": cost}
 
 
 def seed_answer(question, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, k=SEED_K):
@@ -296,6 +305,8 @@ def print_result(r):
         print(f"  {n}. {s['text']} {' '.join(f'[{c}]' for c in s['cites']) or '(uncited)'}")
     for bad in r["invalid_ids"]:
         print(f"  dropped invalid citation [{bad['id']}] in sentence {bad['sentence'] + 1}: no such source")
+    for fix in r.get("recited", []):
+        print(f"  {spans.recited_line(fix)}")
     print(f"\n{'id':4} {'rank':>4} {'chunk':52} text")
     for p in r["passages"]:
         print(f"{p['id']:4} {p['rank']:>4} {p['chunk_id'][:52]:52} {' '.join(p['text'].split())[:60]}")

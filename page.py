@@ -13,7 +13,7 @@ from pathlib import Path
 
 import answer_check
 from citations import answer_status
-from lab import links, steps
+from lab import links, spans, steps
 
 MAX_SOURCE_CHARS = 1500     # of a cited chunk shown in its pop-up
 CSS = """
@@ -28,6 +28,7 @@ border:1px dashed #666}
 .chip.unchecked>summary{background:#e8e8f4;color:#334;border:1px solid #889}
 .uncited{display:inline-block;margin-left:4px;padding:0 6px;font:600 11px/1.6 sans-serif;color:#8a5a00;\
 background:#fff1c7;border:1px solid #d9a400;border-radius:9px}
+.recited{display:inline-block;margin-left:4px;font:11px/1.6 sans-serif;color:#555;font-style:italic}
 .pop{display:none;position:absolute;z-index:50;left:0;right:0;padding:8px 10px;background:#fff;color:#111;
  border:1px solid #999;border-radius:6px;box-shadow:0 4px 14px rgba(0,0,0,.25);font:13px/1.4 sans-serif;\
 white-space:normal}
@@ -127,7 +128,9 @@ def render_answer(result, verdicts, notice=None, dispute=None, checked=None):
             chips.append('<span class="uncited" data-uncited title="no source cited: nothing backs this sentence">'
                          'uncited</span>')
         kind = "unchecked" if v is None else "supported" if v["supported"] else "unsupported"
-        out.append(f'<div class="sentence {kind}" data-sentence="{n}">{esc(s["text"])} {"".join(chips)}</div>')
+        fixed = [f'<span class="recited" data-recited="{esc(",".join(f["from"]))}">{esc(spans.recited_line(f))}</span>'
+                 for f in result.get("recited", []) if f["sentence"] == n]
+        out.append(f'<div class="sentence {kind}" data-sentence="{n}">{esc(s["text"])} {"".join(chips + fixed)}</div>')
     if result.get("passages"):
         rows = "".join(f'<li><b>[{esc(p["id"])}]</b> {esc(p.get("title") or p.get("doc"))} '
                        f'<code>{esc(p["chunk_id"])}</code>{_where_html(p)}'

@@ -12,6 +12,7 @@ import llm
 
 PASSAGES = [{"id": f"S{i}", "chunk_id": f"d{i}#0", "doc": f"d{i}", "title": f"T{i}", "text": f"text {i}"}
             for i in range(1, 5)]
+PASSAGES[0]["text"] = "Ashford Bridge was designed by the engineer Tomas Vell."   # an answer's names are in a source
 
 
 def scripted(*replies):
@@ -22,6 +23,30 @@ def test_cited_ids_and_split_cited():
     assert g.cited_ids("A [S2]. B [S1, S3][S2]. C [s4; S5]") == ["S2", "S1", "S3", "S4", "S5"]
     assert g.split_cited("A b. [S1] C d [S2]. E f.") == [("A b.", ["S1"]), ("C d.", ["S2"]), ("E f.", [])]
     assert g.split_cited("Vell built it [S1][S3].") == [("Vell built it.", ["S1", "S3"])]
+
+
+def test_the_worked_examples_answer_is_i_dont_know_when_no_passage_names_it():
+    """With passages that do not answer, a small model can copy the prompt's example ('Hartmoor')."""
+    reply = {"sentences": [{"text": "The designer was born in Hartmoor.", "sources": ["S1"]}], "answer": "Hartmoor"}
+    with scripted(json.dumps(reply)):
+        r = g.generate("Where was the architect of the Lisk Bridge born?", passages=PASSAGES, style="json")
+    assert r["idk"] and r["answer"] == g.IDK and r["written"] == "Hartmoor"
+    named = [{**PASSAGES[0], "text": "The architect Ilse Marn was born in Hartmoor."}] + PASSAGES[1:]
+    with scripted(json.dumps(reply)):
+        r = g.generate("Where was the architect of the Lisk Bridge born?", passages=named, style="json")
+    assert not r["idk"] and r["answer"] == "Hartmoor"   # a passage names it: an answer like any other
+
+
+def test_a_sentence_answer_becomes_the_span_and_a_miscited_sentence_cites_its_passage():
+    passages = [{**PASSAGES[0], "text": "All Principals report directly to our CTO, who sets the roadmap."},
+                {**PASSAGES[1], "text": "Principals lead the design of each product."}] + PASSAGES[2:]
+    reply = {"sentences": [{"text": "All Principals report directly to our CTO.", "sources": ["S2"]}],
+             "answer": "All Principals report directly to the CTO of the company."}
+    with scripted(json.dumps(reply)):
+        r = g.generate("Who do Principals report to?", passages=passages, style="json")
+    assert r["answer"] == "CTO" and r["written"] == reply["answer"]
+    assert r["sentences"] == [{"text": "All Principals report directly to our CTO.", "cites": ["S1"]}]
+    assert r["recited"] == [{"sentence": 0, "from": ["S2"], "to": ["S1"]}]
 
 
 def test_order_passages_relabels_in_reading_order():
@@ -37,8 +62,9 @@ def test_order_passages_relabels_in_reading_order():
 def test_json_style_limits_ids_to_the_sources_and_drops_invalid_ones():
     reply = {"sentences": [{"text": "Vell designed it.", "sources": ["S1"]},
                            {"text": "He was born in Hartmoor [S9].", "sources": ["S2"]}], "answer": "Hartmoor"}
+    passages = PASSAGES[:1] + [{**PASSAGES[1], "text": "Tomas Vell was born in Hartmoor."}] + PASSAGES[2:]
     with scripted(json.dumps(reply)) as model:
-        r = g.generate("Where was the designer born?", passages=PASSAGES, style="json")
+        r = g.generate("Where was the designer born?", passages=passages, style="json")
     sources = model.calls[0][1]["properties"]["sentences"]["items"]["properties"]["sources"]
     assert sources["items"]["enum"] == ["S1", "S2", "S3", "S4"] and sources["minItems"] == 1
     assert r["answer"] == "Hartmoor" and not r["idk"]
@@ -57,15 +83,16 @@ def test_text_style_parses_the_answer_line_and_flags_invalid_ids():
     assert [s["cites"] for s in r["sentences"]] == [["S1"], [], []]
     assert r["invalid_ids"] == [{"sentence": 1, "id": "S7"}]
     system, user = m.calls[0][0][0]["content"], m.calls[0][0][1]["content"]
-    assert "Example." in system and '<source id="S1" title="T1">text 1</source>' in user
+    assert "Example." in system and f'<source id="S1" title="T1">{PASSAGES[0]["text"]}</source>' in user
 
 
 def test_lab_style_uses_the_plain_prompt():
     with scripted("Tomas Vell designed it [S1].") as m:
         r = g.generate("Who designed Ashford Bridge?", passages=PASSAGES, style="lab")
     assert m.calls[0][0][0]["content"].startswith("Answer the question using only the sources below")
-    assert "[S1] text 1" in m.calls[0][0][0]["content"]
-    assert r["answer"] == "Tomas Vell designed it." and r["sentences"][0]["cites"] == ["S1"]
+    assert f"[S1] {PASSAGES[0]['text']}" in m.calls[0][0][0]["content"]
+    assert r["written"] == "Tomas Vell designed it." and r["answer"] == "Tomas Vell"   # the span asked for
+    assert r["sentences"][0]["cites"] == ["S1"]
 
 
 @pytest.mark.parametrize("reply", ['{"sentences": [], "answer": "I don\'t know."}',

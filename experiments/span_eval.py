@@ -1,0 +1,82 @@
+"""What lab/spans.py does to short answers already written: EM, F1 and "right" of the model's own short answers and of
+the spans answer_span takes from them, on the rows of a results file (the same replies: no model call).
+
+    python -m experiments.span_eval results/answer_check.json golden.json            # HotpotQA/MuSiQue, dev and test
+    python -m experiments.span_eval results/issue45/benchmark_before_test.json catalogue/golden.json --json out.json
+
+Expected output (a second): one row per (rows, split) block: n, answers changed, EM / F1 / right before and after,
+and the changed answers of the dev split (never the test split's, so nothing is chosen on them). A block's split is
+the golden item's (lab.links.split_of). Answers the span rule leaves alone score the same before and after.
+"""
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from answer_check import right
+from lab.answers import exact_match, f1
+from lab.cache import write_json
+from lab.links import split_of
+from lab.spans import answer_span
+
+
+def blocks(report):
+    """{name: rows} of a results file: answer_check_eval's {"rows": {"single/dev": [...]}} or benchmark.py's
+    {"rows": {"single": [...]}}."""
+    rows = report.get("rows")
+    if not isinstance(rows, dict):
+        raise ValueError("no 'rows' by pattern in this file")
+    return rows
+
+
+def score(rows, golden):
+    """(n, changed, {before: {em, f1, right}, after: ...}, [(question, before, after, gold)])."""
+    out, changed = {"before": [0, 0, 0], "after": [0, 0, 0]}, []
+    for r in rows:
+        g = golden[r["id"]]
+        before = r["answer"]
+        after = before if r.get("idk") else answer_span(g["question"], before)
+        if after != before:
+            changed.append((g["question"], before, after, g["answer"]))
+        for side, a in (("before", before), ("after", after)):
+            out[side][0] += exact_match(a, g)
+            out[side][1] += f1(a, g)
+            out[side][2] += right(a, g) and not r.get("idk")
+    n = max(1, len(rows))
+    return len(rows), changed, {s: {"em": v[0] / n, "f1": v[1] / n, "right": v[2] / n} for s, v in out.items()}
+
+
+def main():
+    ap = argparse.ArgumentParser(description="EM/F1 of cached short answers before and after lab/spans.answer_span.")
+    ap.add_argument("results", type=Path, help="a results file with rows (answer_check_eval's or benchmark.py's)")
+    ap.add_argument("golden", type=Path, help="the golden file the rows were scored against")
+    ap.add_argument("--json", type=Path, help="write the figures here")
+    ap.add_argument("--show", type=int, default=12, help="changed dev answers to print per block")
+    args = ap.parse_args()
+    try:
+        golden = {g["id"]: g for g in json.loads(args.golden.read_text(encoding="utf-8"))}
+        report = json.loads(args.results.read_text(encoding="utf-8"))
+        named = blocks(report)
+    except (OSError, ValueError) as e:
+        sys.exit(f"span_eval: {e}")
+    print(f"{'rows':26} {'n':>4} {'changed':>7}   {'EM':>13} {'F1':>13} {'right':>13}")
+    figures = {}
+    for name, rows in named.items():
+        for split in ("dev", "test"):
+            part = [r for r in rows if r["id"] in golden and split_of(golden[r["id"]]) == split]
+            if not part:
+                continue
+            n, changed, s = score(part, golden)
+            label = name if name.endswith(split) else f"{name}/{split}"
+            figures[label] = {"n": n, "changed": len(changed), **s}
+            cell = lambda k: f"{s['before'][k]:.3f}->{s['after'][k]:.3f}"
+            print(f"{label:26} {n:>4} {len(changed):>7}   {cell('em'):>13} {cell('f1'):>13} {cell('right'):>13}")
+            for q, b, a, gold in (changed[:args.show] if split == "dev" else []):
+                print(f"    {q[:60]!r}: {b[:50]!r} -> {a!r} (gold {gold!r})")
+    if args.json:
+        write_json(args.json, {"results": str(args.results), "golden": str(args.golden), "figures": figures})
+        print(f"wrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()
