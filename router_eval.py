@@ -3,6 +3,7 @@
     python router_eval.py                                  # routers on every golden question, modes on 40 multi ones
     python router_eval.py --limit 2 --router-limit 20      # a smoke run: 5 min measured with the CPU shared
     python router_eval.py --limit 100 --modes single,iterative --json results/router_eval.json
+    python router_eval.py --modes "" --no-llm --split test --golden catalogue/golden.json   # the routers, test half
 
 Expected output: the settings; the learned router's 5-fold cross-validated confusion matrix (surface features,
 the one saved to .rag/router.json and used by multihop.smart_answer; and surface + question embeddings, for
@@ -14,9 +15,14 @@ Writes the confusion-matrix PNG (--png) and --json. Time on 2 idle cores: ~2 s p
 multi question ~6 s single, ~12 s parallel, ~20 s iterative. Every per-question result is cached
 (.rag/cache/router_eval.jsonl, keyed by mode, question, model, prompts and settings): an interrupted run resumes
 and a rerun takes seconds; --fresh recomputes.
+--split test scores the learned routers on the test half of --golden, fitted on the dev halves of the --train
+files (default golden.json and catalogue/golden.json: the deployed router); --split dev cross-validates within
+those dev halves pooled (folds stratified by type and source) and scores --golden's dev items out of fold.
+--no-llm skips the LLM router (no model call).
 Honesty: the learned router is scored only on out-of-fold predictions (stratified, seeded folds): no item is
-scored by a model that saw it. The saved router is fitted on all items and is never scored here. Its features
-and L2 strength were picked after comparing a few on the same folds (optimism small but not zero). The LLM
+scored by a model that saw it. The saved (deployed) router is fitted on the dev halves and scored here only with
+--split test. Its features and L2 strength were picked after comparing a few on the pooled dev folds (--split dev:
+optimism small but not zero), never on a test half. The LLM
 router's last two worked examples were added after errors on the 20-question smoke sample: 15/20 there
 before; 19/20 after, on 20 other golden questions. "learned (same q)" is the learned router on the LLM
 router's questions, for a side-by-side at equal n.

@@ -45,11 +45,11 @@ def test_asked_through_counts_descriptions_the_question_goes_through():
 
 def test_deployed_router_is_fitted_on_both_dev_halves_and_holds_on_new_styles(tmp_path):
     model = router.load_router(tmp_path / "router.json")   # the default multihop.smart_answer uses
-    assert model["golden"] == ["golden.json", "catalogue/golden.json"] and model["split"] == "dev"
-    assert model["trained_on"] == len(router.training_items()) == 341   # 170 + 171 dev items, no test item
     wrong = [q for qs, multi in ((TWO_HOP, True), (ONE_HOP, False)) for q in qs
              if router.learned_route(q, model)[0] is not multi]
     assert wrong == []   # the router of f123c37 (surface cues of HotpotQA/MuSiQue only) missed 4 of these 20
+    assert model["golden"] == ["golden.json", "catalogue/golden.json"] and model["split"] == "dev"
+    assert model["trained_on"] == len(router.training_items()) == 341   # 170 + 171 dev items, no test item
     again = router.load_router(tmp_path / "router.json")
     assert again == model   # saved and read back, not refitted
     other = router.load_router(tmp_path / "router.json", golden=router.GOLDEN)   # asked for other data: refitted
