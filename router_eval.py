@@ -3,6 +3,7 @@
     python router_eval.py                                  # routers on every golden question, modes on 40 multi ones
     python router_eval.py --limit 2 --router-limit 20      # a smoke run: 5 min measured with the CPU shared
     python router_eval.py --limit 100 --modes single,iterative --json results/router_eval.json
+    python router_eval.py --modes "" --no-llm --split test --golden catalogue/golden.json   # the routers, test half
 
 Expected output: the settings; the learned router's 5-fold cross-validated confusion matrix (surface features,
 the one saved to .rag/router.json and used by multihop.smart_answer; and surface + question embeddings, for
@@ -14,9 +15,14 @@ Writes the confusion-matrix PNG (--png) and --json. Time on 2 idle cores: ~2 s p
 multi question ~6 s single, ~12 s parallel, ~20 s iterative. Every per-question result is cached
 (.rag/cache/router_eval.jsonl, keyed by mode, question, model, prompts and settings): an interrupted run resumes
 and a rerun takes seconds; --fresh recomputes.
+--split test scores the learned routers on the test half of --golden, fitted on the dev halves of the --train
+files (default golden.json and catalogue/golden.json: the deployed router); --split dev cross-validates within
+those dev halves pooled (folds stratified by type and source) and scores --golden's dev items out of fold.
+--no-llm skips the LLM router (no model call).
 Honesty: the learned router is scored only on out-of-fold predictions (stratified, seeded folds): no item is
-scored by a model that saw it. The saved router is fitted on all items and is never scored here. Its features
-and L2 strength were picked after comparing a few on the same folds (optimism small but not zero). The LLM
+scored by a model that saw it. The saved (deployed) router is fitted on the dev halves and scored here only with
+--split test. Its features and L2 strength were picked after comparing a few on the pooled dev folds (--split dev:
+optimism small but not zero), never on a test half. The LLM
 router's last two worked examples were added after errors on the 20-question smoke sample: 15/20 there
 before; 19/20 after, on 20 other golden questions. "learned (same q)" is the learned router on the LLM
 router's questions, for a side-by-side at equal n.
@@ -37,7 +43,8 @@ import router
 from generate import generate
 from lab.answers import exact_match, f1
 from lab.cache import Cache, keyed, write_json
-from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, doc_recall, eval_items, labels, sample_golden
+from lab.links import split_of
+from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, doc_recall, eval_items, labels, load_golden, sample_golden
 from vector_index import CorpusError, fingerprint
 
 HERE = Path(__file__).parent
@@ -48,15 +55,33 @@ DEFAULT_LIMIT = 40           # multi questions for the modes (alternating source
 FOLDS, SEED = 5, 0
 
 
-def cv_predict(items, features="surface", vecs=None, folds=FOLDS, seed=SEED, lam=router.LAMBDA):
-    """Out-of-fold P(multi): each item scored by a model fitted on the other folds (stratified by type, seeded)."""
+def cv_predict(items, features="surface", vecs=None, folds=FOLDS, seed=SEED, lam=router.LAMBDA, by_source=False):
+    """Out-of-fold P(multi): each item scored by a model fitted on the other folds (stratified by type, and by
+    source too when by_source: items pooled from two corpora keep each corpus's share in every fold; seeded)."""
     x, y = router.router_features([g["question"] for g in items], features, vecs), router.labels(items)
     out, folds = np.full(len(y), 0.5), min(folds, int(min(y.sum(), len(y) - y.sum())))  # a tiny set: fewer folds
     if folds < 2:
         return out   # one item of a class (or none): nothing to fit out of fold
-    for train, test in StratifiedKFold(folds, shuffle=True, random_state=seed).split(x, y):
+    strata = [f"{g['type']}/{g['source']}" for g in items] if by_source else y
+    for train, test in StratifiedKFold(folds, shuffle=True, random_state=seed).split(x, strata):
         out[test] = router.predict_proba(router.fit_logreg(x[train], y[train], lam), x[test])
     return out
+
+
+def split_routes(golden, split, train, features="surface"):
+    """{id: multi?} on the `split` half of `golden` (items), by a router trained on the dev halves of the
+    `train` golden files. split 'test': the router fitted on all those dev items (the deployed one, with the
+    default train files) decides each test item; split 'dev': out-of-fold decisions from a 5-fold CV pooled over
+    those dev items and golden's own (stratified by type and source), so no item is scored by a fit that saw it."""
+    pool = router.training_items(train, "dev")
+    if split == "test":
+        fitted = router.train_router(pool, features)
+        x = router.router_features([g["question"] for g in golden], features)
+        return dict(zip((g["id"] for g in golden), map(bool, router.predict_proba(fitted, x) > 0.5)))
+    ids = {g["id"] for g in pool}
+    pool += [g for g in golden if g["id"] not in ids]
+    decided = dict(zip((g["id"] for g in pool), map(bool, cv_predict(pool, features, by_source=True) > 0.5)))
+    return {g["id"]: decided[g["id"]] for g in golden}
 
 
 def confusion(items, multi_pred):
@@ -142,7 +167,7 @@ def plot_confusion(routers, path):
 def print_routers(routers, modes):
     single, multis = modes.get("single"), [m["all"] for k, m in modes.items() if k != "single"]
     best = max(multis, key=lambda m: m["f1"]) if multis and single else None
-    print(f"\n{'router':17}{'n':>4}{'accuracy':>9}{'hotpotqa':>9}{'musique':>9}{'wasted':>7}{'misses':>7}"
+    print(f"\n{'router':17}{'n':>4}{'accuracy':>9}{'hotpotqa':>9}{'musique':>9}{'catalogue':>10}{'wasted':>7}{'misses':>7}"
           f"{'ms/q':>10}  cost of the errors")
     for name, r in routers.items():
         (tn, fp), (fn, tp) = r["matrix"]
@@ -151,7 +176,8 @@ def print_routers(routers, modes):
             ds, df = best["seconds"] - single["all"]["seconds"], best["f1"] - single["all"]["f1"]
             cost = f"wasted {fp * ds:+.0f} s, misses {-fn * df:+.2f} F1 (summed)"
         ms = f"{r['seconds_per_question'] * 1000:10.2f}" if "seconds_per_question" in r else f"{'-':>10}"
-        src = "".join(f"{r['by_source'].get(s, float('nan')):9.3f}" for s in ("hotpotqa", "musique"))
+        src = "".join(f"{r['by_source'].get(s, float('nan')):{w}.3f}" for s, w in (("hotpotqa", 9), ("musique", 9),
+                                                                                  ("catalogue", 10)))
         print(f"{name:17}{r['n']:4d}{r['accuracy']:9.3f}{src}{fp:7d}{fn:7d}{ms}  {cost}")
     print("wasted: single questions sent to decomposition, each costing the best multihop mode's extra seconds;\n"
           "misses: multi questions sent to single-hop, each losing the best mode's F1 gain (both measured below)")
@@ -183,6 +209,12 @@ def main():
     ap.add_argument("--no-embed", action="store_true",
                     help="skip the surface + embeddings router (saves embedding time)")
     ap.add_argument("--fresh", action="store_true", help="recompute instead of reading cached per-question results")
+    ap.add_argument("--split", choices=("dev", "test"),
+                    help="score the learned routers on this half of --golden only, trained on the dev halves of "
+                    "--train: test = fitted on them all; dev = 5-fold CV pooled over them (default: CV on all)")
+    ap.add_argument("--train", default=",".join(str(p.relative_to(HERE)) for p in router.TRAIN_GOLDEN),
+                    help="comma list of golden files whose dev halves train the router with --split")
+    ap.add_argument("--no-llm", action="store_true", help="skip the LLM router (no model call at all)")
     args = ap.parse_args()
     modes = [m for m in args.modes.split(",") if m]
     if (set(modes) - set(MODES) or min(args.k, args.final_k, args.max_hops) < 1 or args.limit < 0
@@ -191,38 +223,51 @@ def main():
     from tqdm import tqdm
     try:
         model = llm.engine_info()["model"]
-        golden = eval_items(args.golden, 0, args.corpus, args.chunker)  # all items, index up to date
-        held = fingerprint(args.corpus, args.chunker)   # what the index holds: a mode row is keyed by it
+        train = [Path(t) if Path(t).is_absolute() else HERE / t for t in args.train.split(",") if t]
+        if modes:   # the index brought up to date: the modes retrieve; the routers alone need no index
+            golden = eval_items(args.golden, 0, args.corpus, args.chunker, split=args.split)
+        else:
+            golden = [g for g in load_golden(args.golden) if args.split in (None, split_of(g))]
+        if not golden:
+            raise CorpusError(f"golden file {args.golden} has no {args.split or ''} questions")
+        held = fingerprint(args.corpus, args.chunker) if modes else None   # a mode row is keyed by what it holds
         s = {"k": args.k, "final_k": args.final_k, "max_hops": args.max_hops,
              "corpus": str(Path(args.corpus).resolve()), "chunker": args.chunker}
         print(f"golden={args.golden} ({len(golden)} questions) corpus={args.corpus} chunker={args.chunker} "
               f"model={model}\n"
               f"modes={modes} limit={args.limit} router_limit={args.router_limit} k={args.k} final_k={args.final_k} "
-              f"max_hops={args.max_hops} folds={FOLDS} seed={SEED} fresh={args.fresh}")
+              f"max_hops={args.max_hops} folds={FOLDS} seed={SEED} fresh={args.fresh} split={args.split}"
+              + (f" train={args.train} (dev halves)" if args.split else ""))
         cache, routers, routes = Cache("router_eval"), {}, {}   # routes: each router's decision per question
         for features in ("surface",) + (() if args.no_embed else ("surface+embed",)):
             name = "learned" if features == "surface" else "learned+embed"
-            routes[name] = dict(zip((g["id"] for g in golden), map(bool, cv_predict(golden, features) > 0.5)))
+            if args.split:
+                routes[name] = split_routes(golden, args.split, train, features)
+            else:
+                routes[name] = dict(zip((g["id"] for g in golden), map(bool, cv_predict(golden, features) > 0.5)))
             routers[name] = confusion(golden, list(routes[name].values()))
-            fitted = router.train_router(golden, features)
+            fitted = router.train_router(router.training_items(train) if args.split else golden, features)  # timing
             med, p95 = time_router(fitted, [g["question"] for g in golden[:50]], repeat=2)
             routers[name].update(seconds_per_question=med / 1000, ms_median=med, ms_p95=p95)
-            print(f"{name}: CV accuracy {routers[name]['accuracy']:.3f}, decision {med:.3f} ms median, "
-                  f"{p95:.3f} ms p95")
-            if features == "surface" and Path(args.golden).resolve() == GOLDEN.resolve():  # never a test set's fit
-                print(f"saved the router fitted on all {len(golden)} items to {router.router_path()} (not scored)")
-                router.save_router(fitted)
-        routed = sample_golden(golden, args.router_limit)
+            how = {"test": "fitted on the dev halves", "dev": "pooled dev CV"}.get(args.split, "CV")
+            print(f"{name}: {how} accuracy {routers[name]['accuracy']:.3f} (n={len(golden)}), decision {med:.3f} ms "
+                  f"median, {p95:.3f} ms p95")
+        if Path(args.golden).resolve() in {p.resolve() for p in router.TRAIN_GOLDEN}:
+            deployed = router.load_router()   # fitted on the dev halves of the training files when stale
+            print(f"deployed router ({router.router_path()}): fitted on {deployed['trained_on']} items, the "
+                  f"{deployed['split']} halves of {', '.join(deployed['golden'])}")
+        routed = [] if args.no_llm else sample_golden(golden, args.router_limit)
         verdicts = [cached(cache, keyed("router", "route", q["question"], model), args.fresh,
                            lambda: llm_route(q["question"]))
                     for q in tqdm(routed, desc="llm router", unit="q", file=sys.stderr)]
-        routes["llm"] = {g["id"]: bool(v["multi"]) for g, v in zip(routed, verdicts)}
-        routers["llm"] = confusion(routed, list(routes["llm"].values()))
-        routers["llm"]["seconds_per_question"] = float(np.mean([v["seconds"] for v in verdicts]))
-        routers["llm"]["errors"] = sum("error" in v for v in verdicts)
-        if routers["llm"]["errors"]:
-            print(f"llm router: {routers['llm']['errors']} unreadable verdict(s), counted as single")
-        if len(routed) < len(golden):  # the learned router on the LLM router's very items, out-of-fold
+        if routed:
+            routes["llm"] = {g["id"]: bool(v["multi"]) for g, v in zip(routed, verdicts)}
+            routers["llm"] = confusion(routed, list(routes["llm"].values()))
+            routers["llm"]["seconds_per_question"] = float(np.mean([v["seconds"] for v in verdicts]))
+            routers["llm"]["errors"] = sum("error" in v for v in verdicts)
+            if routers["llm"]["errors"]:
+                print(f"llm router: {routers['llm']['errors']} unreadable verdict(s), counted as single")
+        if routed and len(routed) < len(golden):  # the learned router on the LLM router's very items, out-of-fold
             routes["learned (same q)"] = {g["id"]: routes["learned"][g["id"]] for g in routed}
             routers["learned (same q)"] = confusion(routed, list(routes["learned (same q)"].values()))
         items = sample_golden([g for g in golden if g["type"] == "multi"], args.limit)
@@ -250,6 +295,7 @@ def main():
                   # what the figures are made of (grading/grade.py recomputes them): decisions and rows, per question
                   "routes": routes, "rows": {m: [{k: v for k, v in r.items() if k != "steps"} for r in rs]
                                              for m, rs in rows.items()}}
+        report["settings"].update(split=args.split, train=args.train if args.split else None)
         write_json(args.json, report)
 
 

@@ -301,7 +301,7 @@ def test_learned_router_cross_validation_never_scores_training_items():
 def test_learned_router_trains_saves_and_routes(golden_path, tmp_path):
     assert router.surface_features("Brand >> author")[1] == 1.0
     path = tmp_path / "router.json"
-    model = router.load_router(path, golden=golden_path)  # none saved yet: fitted on the fixture golden and saved
+    model = router.load_router(path, golden=golden_path, split=None)  # none saved: fitted on all 6 fixture items
     assert json.loads(path.read_text())["coef"] == model["coef"] and model["trained_on"] == 6
     multi, p = router.learned_route(Q, model)
     assert multi and 0.5 < p <= 1
