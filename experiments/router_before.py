@@ -1,6 +1,6 @@
 """The router of commit f123c37 (before issue 45) beside today's on the test halves: run from the repository root,
 
-    python results/issue45/router_before.py --json results/issue45/router_before.json
+    python -m experiments.router_before --json results/issue45/router_before.json
 
 It loads router.py as it was at f123c37 (git show) and scores: as deployed then (fitted on all of golden.json, so
 it has seen golden.json's test half), fitted on golden.json's dev half, and fitted on the dev halves of both golden
@@ -12,16 +12,15 @@ import argparse
 import importlib.util
 import json
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-import router  # noqa: E402
-from lab.links import split_of  # noqa: E402
+import router
+from lab.links import split_of
+
+ROOT = Path(__file__).resolve().parents[1]
 
 BASE = "f123c37"
 FILES = {"hotpotqa/musique": ROOT / "golden.json", "catalogue": ROOT / "catalogue" / "golden.json"}
