@@ -45,13 +45,15 @@ HERE = Path(__file__).parent
 JSON_PATH = HERE / "results" / "benchmark.json"   # the .md and the PNGs are written beside it
 DEFAULT_LIMIT = 24        # 12 single + 12 multi (6 HotpotQA, 6 MuSiQue): the minimum
 SPLITS = ("all", "single", "multi")
-COLUMNS = [("answer_em", "EM", ".3f"), ("answer_f1", "F1", ".3f"), ("right_share", "right", ".3f"), ("doc_recall", "doc-rec", ".3f"),
+COLUMNS = [("answer_em", "EM", ".3f"), ("answer_f1", "F1", ".3f"), ("right_share", "right", ".3f"),
+           ("doc_recall", "doc-rec", ".3f"),
            ("citation_recall", "c-recall", ".3f"), ("citation_precision", "c-prec", ".3f"),
            ("llm_calls", "calls/q", ".1f"), ("prompt_tokens", "prompt/q", ".0f"),
            ("completion_tokens", "compl/q", ".0f"), ("seconds_p50", "s/q p50", ".1f"),
            ("sentence_verified_precision", "old v-prec", ".3f"), ("verified_precision", "v-prec", ".3f"),
            ("verified_coverage", "coverage", ".3f")]
-HEADERS = {"right": "right (contains the answer)", "doc-rec": "supporting-doc recall", "c-recall": "citation recall", "c-prec": "citation precision",
+HEADERS = {"right": "right (contains the answer)", "doc-rec": "supporting-doc recall", "c-recall": "citation recall",
+           "c-prec": "citation precision",
            "calls/q": "LLM calls/q", "prompt/q": "prompt tokens/q", "compl/q": "completion tokens/q",
            "old v-prec": "verified precision, per sentence (old)", "v-prec": "verified precision",
            "coverage": "coverage (right answers shown verified)"}

@@ -25,11 +25,12 @@ SHORT_WORDS = 5          # an answer of at most this many words, not a sentence,
 MONTH = ("January|February|March|April|May|June|July|August|September|October|November|December|"
          "Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec")
 DAY = "Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday"
+DAYS = rf"(?:{DAY})s?(?:,? (?:and )?(?:{DAY})s?)*"                  # 'Mondays', 'Tuesday and Friday'
+HOURS = r"\d{1,2}:\d{2}(?:\s*(?:-|to)\s*\d{1,2}:\d{2})?"            # '14:00', '10:00 to 12:00'
 SHAPES = {   # what a span of each kind looks like; a code is letters and digits in one token or two (HAL 104, C-12)
     "date": re.compile(rf"\b(?:\d{{1,2}} (?:{MONTH})\.? \d{{4}}|(?:{MONTH})\.? \d{{1,2}},? \d{{4}}|"
-                       rf"(?:{MONTH}) \d{{4}}|\d{{1,2}} (?:{MONTH})|"
-                       rf"(?:(?:{DAY})s?(?:,? (?:and )?(?:{DAY})s?)*,? )?\d{{1,2}}:\d{{2}}(?:\s*(?:-|to)\s*\d{{1,2}}:\d{{2}})?|"
-                       rf"(?:{DAY})s?(?:,? (?:and )?(?:{DAY})s?)*|\b1\d{{3}}\b|\b20\d{{2}}\b)"),
+                       rf"(?:{MONTH}) \d{{4}}|\d{{1,2}} (?:{MONTH})|(?:{DAYS},? )?{HOURS}|{DAYS}|"
+                       r"\b1\d{3}\b|\b20\d{2}\b)"),
     "number": re.compile(r"(?<![\w/-])[£$€]?\d[\d,.]*%?"),
     "code": re.compile(r"\b[A-Z][A-Za-z]{0,6}(?:[ /-]|\b)?[A-Z]?\d{1,5}[A-Za-z]?\b(?:[/-]\d+)?"),
     "name": re.compile(r"\b(?:(?:Dr|Prof|Mr|Mrs|Ms|Sir|St)\.? )?[A-Z][\w'’-]*"
@@ -133,7 +134,8 @@ def recite(sentences, passages):
     text = {p["id"]: p.get("text", "") for p in passages}
     for n, s in enumerate(sentences):
         cited = [c for c in s["cites"] if c in text]
-        if cited and len(_words(s["text"])) >= 3 and max(stated_share(s["text"], text[c]) for c in cited) < RECITE_CITED_BELOW:
+        stated = [stated_share(s["text"], text[c]) for c in cited]
+        if stated and len(_words(s["text"])) >= 3 and max(stated) < RECITE_CITED_BELOW:
             shares = sorted(((stated_share(s["text"], t), i) for i, t in text.items() if i not in cited), reverse=True)
             if shares and shares[0][0] >= RECITE_STATES and (len(shares) == 1 or shares[1][0] < shares[0][0]):
                 fixed.append({"sentence": n, "from": cited, "to": [shares[0][1]]})
