@@ -2,11 +2,14 @@
 the spans answer_span takes from them, on the rows of a results file (the same replies: no model call).
 
     python -m experiments.span_eval results/answer_check.json golden.json            # HotpotQA/MuSiQue, dev and test
+    python -m experiments.span_eval results/answer_check.json golden.json --answers results/cache/answers.jsonl
     python -m experiments.span_eval results/issue45/benchmark_before_test.json catalogue/golden.json --json out.json
 
 Expected output (a second): one row per (rows, split) block: n, answers changed, EM / F1 / right before and after,
 and the changed answers of the dev split (never the test split's, so nothing is chosen on them). A block's split is
 the golden item's (lab.links.split_of). Answers the span rule leaves alone score the same before and after.
+`--answers` also counts, over every cached generate() result in a cache file, the sentences spans.recite would cite
+anew (the judge then reads the passage that states them; that needs the model, so only the count is given here).
 """
 import argparse
 import json
@@ -17,7 +20,7 @@ from answer_check import right
 from lab.answers import exact_match, f1
 from lab.cache import write_json
 from lab.links import split_of
-from lab.spans import answer_span
+from lab.spans import answer_span, recite
 
 
 def blocks(report):
@@ -46,12 +49,27 @@ def score(rows, golden):
     return len(rows), changed, {s: {"em": v[0] / n, "f1": v[1] / n, "right": v[2] / n} for s, v in out.items()}
 
 
+def recited(path):
+    """(answers, sentences, sentences re-cited) over the generate()-shaped results cached in a JSON-lines file."""
+    answers = sentences = moved = 0
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        try:
+            result = json.loads(line).get("v", {}).get("result")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(result, dict) and "sentences" in result and "passages" in result:
+            answers, sentences = answers + 1, sentences + len(result["sentences"])
+            moved += len(recite(result["sentences"], result["passages"])[1])
+    return answers, sentences, moved
+
+
 def main():
     ap = argparse.ArgumentParser(description="EM/F1 of cached short answers before and after lab/spans.answer_span.")
     ap.add_argument("results", type=Path, help="a results file with rows (answer_check_eval's or benchmark.py's)")
     ap.add_argument("golden", type=Path, help="the golden file the rows were scored against")
     ap.add_argument("--json", type=Path, help="write the figures here")
     ap.add_argument("--show", type=int, default=12, help="changed dev answers to print per block")
+    ap.add_argument("--answers", type=Path, help="a cache of generate() results: count the sentences re-cited")
     args = ap.parse_args()
     try:
         golden = {g["id"]: g for g in json.loads(args.golden.read_text(encoding="utf-8"))}
@@ -73,9 +91,13 @@ def main():
             print(f"{label:26} {n:>4} {len(changed):>7}   {cell('em'):>13} {cell('f1'):>13} {cell('right'):>13}")
             for q, b, a, gold in (changed[:args.show] if split == "dev" else []):
                 print(f"    {q[:60]!r}: {b[:50]!r} -> {a!r} (gold {gold!r})")
+    out = {"results": str(args.results), "golden": str(args.golden), "figures": figures}
+    if args.answers:
+        a, n, moved = recited(args.answers)
+        out["recited"] = {"answers": a, "sentences": n, "recited": moved}
+        print(f"{args.answers}: {moved} of {n} sentences ({moved / max(1, n):.1%}) in {a} cached answers re-cited")
     if args.json:
-        write_json(args.json, {"results": str(args.results), "golden": str(args.golden), "figures": figures})
-        print(f"wrote {args.json}")
+        write_json(args.json, out)
 
 
 if __name__ == "__main__":
