@@ -129,6 +129,16 @@ def test_render_answer_chips_verdicts_invalid_uncited_and_escaping():
     assert [c[2] for c in chips(unchecked)] == ["unchecked", "unchecked", "invalid"]
 
 
+def test_a_corrected_citation_is_said_under_its_sentence():
+    result = {"answer": "CTO", "passages": [PASSAGE, {**PASSAGE, "id": "S2", "chunk_id": "evil#1"}],
+              "sentences": [{"text": "All Principals report to our CTO.", "cites": ["S1"]}],
+              "invalid_ids": [], "recited": [{"sentence": 0, "from": ["S2"], "to": ["S1"]}]}
+    out = page.render_answer(result, [{"supported": True, "precise": {"S1": True}}])
+    assert ('<span class="recited" data-recited="S2">citation corrected in sentence 1: the model cited [S2]; [S1] '
+            'states it</span>') in out
+    assert "data-recited" not in page.render_answer({**result, "recited": []}, None)
+
+
 def test_disputed_answer_shows_every_answer_with_its_sources():
     result = {"answer": "Baxter <Quill>", "passages": [PASSAGE], "sentences": []}
     d = {"disputed": True, "answers": [{"answer": "Imre Dolanski", "sources": ["S1", "S4"]},

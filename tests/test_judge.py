@@ -77,6 +77,10 @@ def test_alce_recall_and_precision(fresh_cache):
     row = citations.question_row(r, item, v, cost, {"seconds": 3.0})
     assert (row["doc_recall"] == 0.5 and row["em"] == 1.0
             and (row["supported"], row["citations"], row["precise"]) == (1, 3, 1))
+    assert row["recited"] == [] and row["written"] == "a"   # what generate() corrected: nothing here
+    moved = {"sentence": 1, "from": ["S2"], "to": ["S1"]}
+    assert citations.question_row({**r, "recited": [moved], "written": "it is a"}, item, v, cost,
+                                  {"seconds": 3.0})["recited"] == [moved]
     s = citations.summarize([row])
     assert s["citation_recall"] == pytest.approx(1 / 3)
     assert s["citation_precision"] == pytest.approx(1 / 3)
