@@ -33,17 +33,25 @@ from collections import defaultdict
 from lab.cache import Cache, keyed
 
 CHAIN_SEEDS = 2             # hop-1 passages whose links are followed
+SEED_CHUNKS = 2             # from each, the links of this many chunks of its document (itself, then the most relevant)
 CHAIN_DEPTH = 30            # candidates taken from each retriever for hop 1
 BM25_WEIGHT = 0.5           # relevance = cosine + BM25_WEIGHT * bm25 / best bm25 of the query
 TITLE_BONUS = 0.3           # a seed names the candidate's title
 NAME_BONUS = 0.2            # times log(N/df)/log(N) of the rarest name a seed and the candidate share
 MAX_LINK_DF = 200           # a name in more chunks than this links nothing ("United States")
+MAX_LINK_DOCS = 0.1         # nor one in more than this share of the documents: what a template says on every page
+MIN_LINK_DOCS = 3           # (a name in this many documents may link in any folder, however small)
+NAMES_VERSION = "names-2"   # the names cache's key: bump it when `names` changes
 MAX_TITLE_WORDS = 8         # longest name looked up as a word n-gram in a question or text
 MIN_KEY_CHARS = 3           # shorter normalized names never match inside a question or text
 _CONNECT = {"of", "the", "de", "du", "von", "van", "der", "la", "le", "and", "y", "da", "di", "del"}
 _OPENERS = set("The A An In On At It He She They This That These Those His Her Its Their There When While After "
                "Before During From For With By As If But And Or Not No However".split())
 _TOKEN = re.compile(r"[^\W_][\w'\u2019\-]*|[^\w\s]")
+# a capital prefix (2-6 capitals before a space or '/', or 1-6 joined by '-', '.' or nothing), then a part that
+# holds a digit, optionally after one capital: 'HAL 104', 'MAR/2140', 'C-12', 'OSL G12', 'B12'
+CODE = re.compile(r"(?<![\w/.-])(?:[A-Z]{2,6}[ /]|[A-Z]{1,6}[-.]?)[A-Z]?\d[\dA-Za-z]*(?![\w/-])")
+RULE = re.compile(r"\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?")
 
 
 def normalize(name):
@@ -70,21 +78,46 @@ def ngram_keys(text, keys):
 
 
 def names(text):
-    """Normalized runs of capitalised words (joined by 'of', 'de', ...), a sentence's opener dropped.
+    """Normalized names of a text: runs of capitalised words (joined by 'of', 'de', ...), a sentence's opener
+    dropped, and codes (`codes`). A run never crosses a line break, and a table's header row names nothing:
+    its cells ('Day | Time | Room') are what every such table says, not what this one is about.
     'In 1968, Viorst signed the Writers and Editors War Tax Protest.'
     -> ['viorst', 'writers and editors war tax protest']"""
-    runs, cur = [], []
-    for t in _TOKEN.findall(text) + ["."]:
-        if t[0].isupper() or (cur and (t[0].isdigit() or t in _CONNECT)):
-            cur.append(t)
-            continue
-        while cur and cur[-1] in _CONNECT:
-            cur.pop()
-        if cur:
-            runs.append(cur[1:] if cur[0] in _OPENERS else cur)
-        cur = []
-    keys = (normalize(" ".join(r)) for r in runs if any(t[0].isupper() for t in r))
-    return sorted({k for k in keys if len(k) >= MIN_KEY_CHARS})
+    keys = set()
+    for line in body_lines(text):
+        runs, cur = [], []
+        for t in _TOKEN.findall(line) + ["."]:
+            if t[0].isupper() or (cur and (t[0].isdigit() or t in _CONNECT)):
+                cur.append(t)
+                continue
+            while cur and cur[-1] in _CONNECT:
+                cur.pop()
+            if cur:
+                runs.append(cur[1:] if cur[0] in _OPENERS else cur)
+            cur = []
+        keys |= {normalize(" ".join(r)) for r in runs if any(t[0].isupper() for t in r)} | set(codes(line))
+    return sorted(k for k in keys if len(k) >= MIN_KEY_CHARS)
+
+
+def codes(text):
+    """Identifiers in a text, normalized: a capital prefix and a part with a digit, as course codes, rooms and
+    reference numbers are written: 'BIO 214', 'MAR/2140', 'C-12', 'OSL G12', 'B12' -> 'bio 214', 'mar 2140', 'c 12',
+    'osl g12', 'b12'. A code is a key of its own, also inside a longer name ('BIO 214 Microbial Diversity'), so a
+    page that says only the code links to the page titled with it. A lone capital before a space is not a prefix
+    ('A 5-star'), nor is a number alone ('2026-27', '30 credits')."""
+    return [normalize(m.group()) for m in CODE.finditer(text)]
+
+
+def body_lines(text):
+    """The lines of a text whose names count: a table's header row dropped (the first of two or more lines of cells
+    joined by '|', and a Markdown table's '|---|' line). 'Day | Time\nMonday | 9:00' -> ['Monday | 9:00']"""
+    lines, out = text.splitlines(), []
+    cells = [line.count("|") >= 1 for line in lines]
+    for n, line in enumerate(lines):
+        header = cells[n] and (n == 0 or not cells[n - 1]) and n + 1 < len(lines) and cells[n + 1]
+        if not header and not RULE.fullmatch(line.strip()):
+            out.append(line)
+    return out
 
 
 def describe(via):
@@ -107,7 +140,7 @@ class Links:
 
     def __init__(self, texts, metas, cache=None):
         cache = cache if cache is not None else Cache("links")
-        keys = [keyed("lab.links", "names", t) for t in texts]
+        keys = [keyed("lab.links", NAMES_VERSION, t) for t in texts]
         new = {k: names(t) for k, t in zip(keys, texts) if k not in cache}
         cache.put_many(new.items())
         self.names = [new[k] if k in new else cache.get(k) for k in keys]
@@ -118,20 +151,28 @@ class Links:
         for i, m in enumerate(metas):
             self.by_title[normalize(m["title"])].append(i)
         self.doc = [m["doc"] for m in metas]
+        self.chunks_of = defaultdict(list)
+        for i, d in enumerate(self.doc):
+            self.chunks_of[d].append(i)
+        # document frequency: a titled chunk repeats its title's names, so a long document would count many times
+        self.docs_of = {n: len({self.doc[i] for i in ix}) for n, ix in self.by_name.items()}
+        self.n_docs = max(len(set(self.doc)), 2)
         self.computed = len(new)
 
-    def reached(self, i, text, question):
+    def reached(self, i, text, question, asked_codes=()):
         """{chunk: (bonus, kind, name)} of the chunks chunk i links to, other documents only: TITLE_BONUS when i
         names the chunk's title, plus the bonus of the rarest name they share; kind and name say which link
-        shows ('title' wins). `question` is normalized: names it already says link nothing."""
-        title, name, n, asked = {}, {}, max(len(self.doc), 2), f" {question} "
+        shows ('title' wins). `question` is normalized: names it already says link nothing, nor do names that hold
+        one of its codes (`asked_codes`, normalized): 'hsc 230 natural history collections' when it asks of HSC 230."""
+        title, name, n, asked = {}, {}, self.n_docs, f" {question} "
         for key in ngram_keys(text, self.by_title):
             for j in self.by_title[key]:
                 if self.doc[j] != self.doc[i]:
                     title[j] = key
         for key in self.names[i]:
-            df = len(self.by_name[key])
-            if df > MAX_LINK_DF or f" {key} " in asked:
+            df = self.docs_of[key]
+            boilerplate = len(self.by_name[key]) > MAX_LINK_DF or df > max(MAX_LINK_DOCS * n, MIN_LINK_DOCS)
+            if boilerplate or f" {key} " in asked or any(f" {c} " in f" {key} " for c in asked_codes):
                 continue
             bonus = NAME_BONUS * math.log(n / df) / math.log(n)
             for j in self.by_name[key]:
@@ -153,20 +194,34 @@ def chain_rank(fused, cosine, bm25, links, texts, question, k):
         return []
     best_bm25 = float(bm25.max()) or 1.0
     seeds = [i for i, _ in fused[:CHAIN_SEEDS]]
-    reached = {s: links.reached(s, texts[s], normalize(question)) for s in seeds}
-    cands = set(i for i, _ in fused).union(*reached.values())
+    # a seed's document, not only its best chunk, is followed: the fact that bridges (the prerequisite's code, the
+    # room) is often in another section of the page hop 1 found ("In which building is X taught?" finds X's
+    # description first, its room is under Schedule)
+    sources = {s: [c for c in links.chunks_of[links.doc[s]] if c != s] if SEED_CHUNKS > 1 else [] for s in seeds}
+    cands = set(i for i, _ in fused).union(*sources.values())
     cos = cosine(sorted(cands))
     rel = {j: cos[j] + BM25_WEIGHT * float(bm25[j]) / best_bm25 for j in cands}
+    reached, asked = {}, codes(question)
+    for s in seeds:
+        reached[s] = {}
+        for c in [s] + sorted(sources[s], key=lambda c: -rel[c])[:SEED_CHUNKS - 1]:
+            for j, (b, kind, name) in links.reached(c, texts[c], normalize(question), asked).items():
+                if b > reached[s].get(j, (-1.0,))[0]:
+                    reached[s][j] = (b, kind, name, c)
+    extra = set().union(*reached.values()) - cands
+    cos.update(cosine(sorted(extra)))
+    rel.update({j: cos[j] + BM25_WEIGHT * float(bm25[j]) / best_bm25 for j in extra})
+    cands = set(i for i, _ in fused).union(*reached.values())
     top = rel[seeds[0]] or 1.0
     best = {}
     for j in cands:
         via, bonus = None, 0.0
         for s in seeds:
             if j in reached[s]:
-                b, kind, name = reached[s][j]
+                b, kind, name, c = reached[s][j]
                 b *= max(rel[s], 0.0) / top
                 if b > bonus:
-                    bonus, via = b, {"from": s, "kind": kind, "name": name}
+                    bonus, via = b, {"from": c, "kind": kind, "name": name}
         score = rel[j] + bonus
         d = links.doc[j]
         if d not in best or score > best[d][1]:
