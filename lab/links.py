@@ -6,23 +6,29 @@ by a name the two passages share (hop 1 says "Daniel Alfredson", hop 2 is a film
 Alfredson"). `chain` (retrieve.py's `method="chain"`) walks one such step:
 
 1. hop 1: the question's fused list (dense + BM25, reciprocal rank fusion, one chunk per document);
-2. links: from each of the top CHAIN_SEEDS passages, the chunks of every document whose title it names
-   (`ngram_keys`, the titles extractor graph_index.py uses) and every chunk that shares a rare name with it
-   (`names`: runs of capitalised words; "rare": in at most MAX_LINK_DF chunks, and not already in the
-   question, which hop 1 has covered);
+2. links: from each of the top CHAIN_SEEDS passages (and the SEED_CHUNKS - 1 chunks of its document most
+   relevant to the question: a page's bridge, its prerequisite's code or its room, is often in another section
+   than the one hop 1 found), the chunks of every document whose title it names (`ngram_keys`, the titles
+   extractor graph_index.py uses) and every chunk that shares a rare name with it (`names`: runs of capitalised
+   words on one line, and codes such as 'BIO 214', 'MAR/2140', 'C-12'; "rare": in at most MAX_LINK_DF chunks and
+   MAX_LINK_DOCS of the documents, so what a template repeats on every page is no link; not a table's header
+   row; not already in the question, which hop 1 has covered, nor holding a code the question says);
 3. one score for every candidate, hop-1 ones and reached ones alike:
    relevance to the question (cosine + BM25_WEIGHT * BM25 / best BM25) plus, for a reached chunk, the
-   link's bonus (TITLE_BONUS for a named title, NAME_BONUS * idf share for a shared name) times the seed's
-   relevance relative to the top seed. So a linked chunk must still be about the question, and a single-hop
-   question whose top passages link nowhere useful keeps its fused ranking;
+   link's bonus (TITLE_BONUS for a named title, NAME_BONUS * idf share ** IDF_POWER for a shared name) times the
+   seed's relevance relative to the top seed. So a linked chunk must still be about the question, and a
+   single-hop question whose top passages link nowhere useful keeps its fused ranking;
 4. the top hop-1 passage stays first, then the best chunk of each document by that score.
 Each reached passage records `via`: the seed it was reached from and the title or name that links them.
 
 The constants were chosen on the dev half of golden.json (`split_of`) and reported on the test half:
-results/chain_dev.json. Names are cached per chunk text (.rag/cache/links.jsonl): an index update
-recomputes only new or changed chunks; titles are read from the index's metadata at load, so an added or
-renamed document is linked at once. Not handled: aliases ("JFK" for "John F. Kennedy"), lower-case names,
-more than one step per call (three- and four-hop questions get one link step).
+results/chain_dev.json; SEED_CHUNKS, MAX_LINK_DOCS and IDF_POWER on the dev halves of golden.json and
+catalogue/golden.json together (results/issue45/chain.txt). Names are cached per chunk text
+(.rag/cache/links.jsonl): an index update recomputes only new or changed chunks; titles are read from the index's
+metadata at load, so an added or renamed document is linked at once.
+Not handled: aliases ("JFK" for "John F. Kennedy"), lower-case names and codes ('room g12'), codes with no capital
+prefix ('2140'), a PDF table's header row (its text layer has no cell separators: the document-frequency rule is
+what keeps its headers from linking), more than one step per call (three- and four-hop questions get one step).
 """
 import hashlib
 import math
@@ -37,11 +43,12 @@ SEED_CHUNKS = 2             # from each, the links of this many chunks of its do
 CHAIN_DEPTH = 30            # candidates taken from each retriever for hop 1
 BM25_WEIGHT = 0.5           # relevance = cosine + BM25_WEIGHT * bm25 / best bm25 of the query
 TITLE_BONUS = 0.3           # a seed names the candidate's title
-NAME_BONUS = 0.2            # times log(N/df)/log(N) of the rarest name a seed and the candidate share
+NAME_BONUS = 0.2            # times (log(N/df)/log(N)) ** IDF_POWER of the rarest name a seed and the candidate share
+                            # (N, df: documents)
+IDF_POWER = 2               # squared: a rare code outweighs a department's name
 MAX_LINK_DF = 200           # a name in more chunks than this links nothing ("United States")
 MAX_LINK_DOCS = 0.1         # nor one in more than this share of the documents: what a template says on every page
 MIN_LINK_DOCS = 3           # (a name in this many documents may link in any folder, however small)
-NAMES_VERSION = "names-2"   # the names cache's key: bump it when `names` changes
 MAX_TITLE_WORDS = 8         # longest name looked up as a word n-gram in a question or text
 MIN_KEY_CHARS = 3           # shorter normalized names never match inside a question or text
 _CONNECT = {"of", "the", "de", "du", "von", "van", "der", "la", "le", "and", "y", "da", "di", "del"}
@@ -140,7 +147,7 @@ class Links:
 
     def __init__(self, texts, metas, cache=None):
         cache = cache if cache is not None else Cache("links")
-        keys = [keyed("lab.links", NAMES_VERSION, t) for t in texts]
+        keys = [keyed("lab.links", "names", t) for t in texts]
         new = {k: names(t) for k, t in zip(keys, texts) if k not in cache}
         cache.put_many(new.items())
         self.names = [new[k] if k in new else cache.get(k) for k in keys]
@@ -174,7 +181,7 @@ class Links:
             boilerplate = len(self.by_name[key]) > MAX_LINK_DF or df > max(MAX_LINK_DOCS * n, MIN_LINK_DOCS)
             if boilerplate or f" {key} " in asked or any(f" {c} " in f" {key} " for c in asked_codes):
                 continue
-            bonus = NAME_BONUS * math.log(n / df) / math.log(n)
+            bonus = NAME_BONUS * (math.log(n / df) / math.log(n)) ** IDF_POWER
             for j in self.by_name[key]:
                 if self.doc[j] != self.doc[i] and bonus > name.get(j, (0,))[0]:
                     name[j] = (bonus, key)
