@@ -23,9 +23,9 @@ The methods (`method=`):
 - `fused` (default): reciprocal rank fusion at chunk level over both top-`depth` lists, one chunk per
   document (a second chunk of a document already shown adds less than a new document), and a guarantee:
   the best BM25 document (scored by its best chunk) is always represented by that chunk;
-- `chain`: multi-hop without a model call (lab/links.py): hop 1 fused, hop 2 the documents its top passages
-  name (titles, rare shared names), one score over both; a reached passage carries `via` (its seed's label,
-  the link's kind and name) and "link" in found_by. `python retrieve.py "q" --method chain` prints the link
+- `chain`: multi-hop without a model call (lab/links.py): hop 1 fused, hop 2 the documents its top passage's
+  document names (titles and the codes in them, rare shared names and codes), one score over both; a reached
+  passage carries `via` (the label or chunk id of the chunk that names it, the link's kind and name) and "link" in found_by. `python retrieve.py "q" --method chain` prints the link
   under the passage ("S2 reached from S1 via 'corran' (its title)"). `--split dev|test` evaluates one half.
 """
 import argparse

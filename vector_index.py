@@ -38,7 +38,7 @@ import sys
 import time
 from pathlib import Path
 
-from lab.documents import EXTENSIONS, MAX_FILE_MB, Block, Doc, doc_id, read_document  # noqa: F401 (the API)
+from lab.documents import EXTENSIONS, MAX_FILE_MB, RULE, Block, Doc, doc_id, read_document, table_rows  # noqa: F401
 from lab.cache import index_dir
 
 HERE = Path(__file__).parent
@@ -49,6 +49,7 @@ CHUNKERS = ("fixed", "sentence", "titled")
 DEFAULT_CHUNKER = "titled"       # the lab's best: each chunk prefixed with its document's title
 CHUNK_WORDS = 120                # well inside MiniLM's 256-token window
 OVERLAP_WORDS = 20               # fixed chunker only
+CAPTION_WORDS = 10               # a line above a table this short, with no full stop, is its heading (kept with rows)
 CHROMA_TIMEOUT = 10             # seconds a Chroma server gets to answer its heartbeat (CHROMA_HOST)
 EMBED_BATCH = 256                # chunks per embed + add call (one progress-bar step)
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])")
@@ -122,13 +123,54 @@ def cut(text, chunker):
     if chunker not in CHUNKERS:
         raise CorpusError(f"unknown chunker {chunker!r}: choose one of {', '.join(CHUNKERS)}")
     pieces, current = [], []
-    for sentence in sentence_spans(text):
-        if current and len(" ".join([c[0] for c in current] + [sentence[0]]).split()) > CHUNK_WORDS:
+    for unit in units(text):
+        if current and len(" ".join([c[0] for c in current] + [unit[0]]).split()) > CHUNK_WORDS:
             pieces.append(current)
             current = []
-        current.append(sentence)
+        current.append(unit)
     pieces.append(current)
-    return [(" ".join(c[0] for c in p), p[0][1] if p else 0, p[-1][2] if p else 0) for p in pieces]
+    return [(join_units(p), p[0][1] if p else 0, p[-1][2] if p else 0) for p in pieces]
+
+
+def units(text):
+    """What a chunk is packed from: [(text, start, end, header)]. Prose gives its sentences (header None); a table
+    (two or more lines of cells joined by '|', as the readers write rows) gives one unit per row, each with its
+    table's header row ('' for the header itself; a Markdown table's '|---|' line belongs to it), so a chunk that
+    starts inside a table can say what its columns are.
+    'Day | Room\nMon | HAL 1\nTue | HAL 2' -> ('Day | Room', .., ''), ('Mon | HAL 1', .., 'Day | Room'), ...
+    A short line just above a table (its heading or caption: 'Autumn examinations') goes with the header.
+    A text with no table gives its sentence_spans, as ever. Not handled: a PDF's tables (its text layer has no
+    cell separators, so a row is a line of words)."""
+    lines = [(m.group(), m.start(), m.end()) for m in re.finditer(r"[^\n]+", text)]
+    table = table_rows([line for line, _, _ in lines])
+    out, prose, header, first = [], 0, "", 0
+    for n, (line, s, e) in enumerate(lines):
+        if not table[n]:
+            continue
+        out += [(t, prose + a, prose + b, None) for t, a, b in sentence_spans(text[prose:s])]
+        prose = e
+        if n == 0 or not table[n - 1]:
+            # a short line just above the table without a full stop is its caption or heading: it says what the table is
+            above = lines[n - 1][0].strip(" #") if n > 0 else ""
+            caption = f"{above}\n" if above and len(above.split()) <= CAPTION_WORDS and not above.endswith(".") else ""
+            header, first, row_header = f"{caption}{line}", n, ""
+        elif n == first + 1 and RULE.fullmatch(line.strip()):
+            header, row_header = f"{header}\n{line}", ""
+        else:
+            row_header = header
+        out.append((line, s, e, row_header))
+    return out + [(t, prose + a, prose + b, None) for t, a, b in sentence_spans(text[prose:])]
+
+
+def join_units(piece):
+    """A chunk's text from its units: sentences joined by a space as ever, table rows on lines of their own, and the
+    table's header first when the chunk starts below it."""
+    if not piece:
+        return ""
+    text = f"{piece[0][3]}\n{piece[0][0]}" if piece[0][3] else piece[0][0]
+    for prev, unit in zip(piece, piece[1:]):
+        text += ("\n" if prev[3] is not None or unit[3] is not None else " ") + unit[0]
+    return text
 
 
 def chunk_spans(doc, chunker):

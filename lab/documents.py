@@ -24,7 +24,9 @@ read as the lab always read them, in any language: its corpora and its injected 
 language on purpose) are .txt.
 A PDF's page numbers and running header and footer (a line that opens or closes most pages) are dropped.
 Not handled: OCR, passwords, .doc/.pptx/.rtf, text in images, PDF outlines as sections, tables kept as tables (a
-row becomes one line, its cells joined by " | "), PDFs with fewer than 3 pages keep their headers.
+row becomes one line, its cells joined by " | ", which vector_index.units cuts row by row, each chunk with the
+table's header row; a PDF's rows have no separator and stay lines of words), PDFs with fewer than 3 pages keep
+their headers.
 """
 import hashlib
 import io
@@ -40,6 +42,7 @@ MAX_FILE_MB = 5          # a text file (.txt .md .html) or the text of a PDF/Wor
 MAX_BINARY_MB = 100      # a PDF or Word file on disk (its images and fonts count) over this is skipped unread
 MAX_PAGES = 200          # a PDF with more pages is skipped (--max-pages, RAG_MAX_PAGES)
 READER = "2"             # part of a PDF/Word/HTML file's hash: bump it when a reader's output changes (re-embeds them)
+TABLES = "1"             # part of the hash of a text with a table: bump it when how tables are chunked changes
 MIN_WORDS_JUDGED = 20    # texts shorter than this are never called "not English"
 ENGLISH = frozenset("the of and to is was for that with as by at from his her it are were be this which or he she has "
                     "had its their not but have also they who been into than".split())
@@ -51,6 +54,8 @@ er og não uma com em os são pelo pela mais się nie że jest oraz jak ve bir b
 tidak ini itu dari""".split())   # frequent words of 14 other languages that English text does not use (no particles
                                    # of names: la, le, el, los, de, del, di, du, der, van, von)
 LETTERS = re.compile(r"[^\W\d_]+")
+ROW = re.compile(r"\S[ \t]*\|[ \t]*\S|^\|.*\|$")   # a line of table cells: 'a | b' (Word, HTML), '| a | b |' (Markdown)
+RULE = re.compile(r"\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?")   # a Markdown table's '|---|---|' line
 PAGE_NUMBER = re.compile(r"(?:page|p\.|pg\.?)?\s*[-–]?\s*\d+\s*[-–]?(?:\s*(?:/|of)\s*\d+)?", re.I)
 BOILERPLATE = re.compile(r"(^|[-_ ])(nav|navbar|navigation|menu|breadcrumbs?|footer|site-footer|sidebar|cookies?|"
                          r"cookie-notice|consent|social|skip-link|advert|ads)([-_ ]|$)", re.I)
@@ -138,8 +143,22 @@ def read_document(path, max_bytes=MAX_FILE_MB * 2**20, pages=None, any_language=
         if not keep_all and (why := not_english(text)):
             raise ValueError(why + "; RAG_ANY_LANGUAGE=1 keeps it")
         doc = Doc(doc_id(path), (title or path.stem).strip()[:200], text,
-                  hashlib.sha1(raw + READER.encode()).hexdigest()[:16], path.name, blocks)
+                  hashlib.sha1(raw + READER.encode() + tables(text)).hexdigest()[:16], path.name, blocks)
     return doc
+
+
+def table_rows(lines):
+    """Which lines are rows of a table: a line of cells joined by '|' next to another such line.
+    ['Day | Room', 'Mon | HAL 1', 'A | alone', '', 'x'] -> [True, True, True, False, False]; one line with a '|' in
+    prose is no table."""
+    cells = [ROW.search(line) is not None for line in lines]
+    return [c and ((n > 0 and cells[n - 1]) or (n + 1 < len(lines) and cells[n + 1])) for n, c in enumerate(cells)]
+
+
+def tables(text):
+    """What a text's hash adds so that its chunks are remade when table chunking changes: TABLES when it has a table
+    (table_rows), else nothing (a text without a table keeps its hash, and the caches keyed by it)."""
+    return f"tables {TABLES}".encode() if any(table_rows(text.splitlines())) else b""
 
 
 def read_text(raw, path, markdown=False):
@@ -156,7 +175,8 @@ def read_text(raw, path, markdown=False):
     lines = content.strip().splitlines()
     title = lines[0].strip().lstrip("#").strip()[:200] if lines else path.stem
     body = "\n".join(lines[1:]).strip() or content.strip()
-    doc = Doc(path.stem, title or path.stem, body, hashlib.sha1(content.encode()).hexdigest()[:16], path.name)
+    doc = Doc(path.stem, title or path.stem, body, hashlib.sha1(content.encode() + tables(body)).hexdigest()[:16],
+              path.name)
     doc.blocks = markdown_blocks(body) if markdown else []
     return doc
 

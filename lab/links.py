@@ -6,23 +6,30 @@ by a name the two passages share (hop 1 says "Daniel Alfredson", hop 2 is a film
 Alfredson"). `chain` (retrieve.py's `method="chain"`) walks one such step:
 
 1. hop 1: the question's fused list (dense + BM25, reciprocal rank fusion, one chunk per document);
-2. links: from each of the top CHAIN_SEEDS passages, the chunks of every document whose title it names
-   (`ngram_keys`, the titles extractor graph_index.py uses) and every chunk that shares a rare name with it
-   (`names`: runs of capitalised words; "rare": in at most MAX_LINK_DF chunks, and not already in the
-   question, which hop 1 has covered);
+2. links: from each of the top CHAIN_SEEDS passages (and the SEED_CHUNKS - 1 other chunks of its document most
+   relevant to the question: a page's bridge, its prerequisite's code or its room, is often in another section
+   than the one hop 1 found), the chunks of every document whose title it names (`ngram_keys`, the titles
+   extractor graph_index.py uses; a code in a title names its document too: 'passed BIO 214' names the page
+   titled 'BIO 214 Microbial Diversity') and every chunk that shares a rare name with it (`names`: runs of capitalised
+   words on one line, and codes such as 'BIO 214', 'MAR/2140', 'C-12'; "rare": in at most MAX_LINK_DF chunks and
+   MAX_LINK_DOCS of the documents, so what a template repeats on every page is no link; not a table's header
+   row; not already in the question, which hop 1 has covered, nor holding a code the question says);
 3. one score for every candidate, hop-1 ones and reached ones alike:
    relevance to the question (cosine + BM25_WEIGHT * BM25 / best BM25) plus, for a reached chunk, the
-   link's bonus (TITLE_BONUS for a named title, NAME_BONUS * idf share for a shared name) times the seed's
-   relevance relative to the top seed. So a linked chunk must still be about the question, and a single-hop
-   question whose top passages link nowhere useful keeps its fused ranking;
+   link's bonus (TITLE_BONUS for a named title, NAME_BONUS * idf share ** IDF_POWER for a shared name) times the
+   seed's relevance relative to the top seed. So a linked chunk must still be about the question, and a
+   single-hop question whose top passages link nowhere useful keeps its fused ranking;
 4. the top hop-1 passage stays first, then the best chunk of each document by that score.
 Each reached passage records `via`: the seed it was reached from and the title or name that links them.
 
 The constants were chosen on the dev half of golden.json (`split_of`) and reported on the test half:
-results/chain_dev.json. Names are cached per chunk text (.rag/cache/links.jsonl): an index update
-recomputes only new or changed chunks; titles are read from the index's metadata at load, so an added or
-renamed document is linked at once. Not handled: aliases ("JFK" for "John F. Kennedy"), lower-case names,
-more than one step per call (three- and four-hop questions get one link step).
+results/chain_dev.json; CHAIN_SEEDS, SEED_CHUNKS, TITLE_BONUS, MAX_LINK_DOCS and IDF_POWER on the dev halves of
+golden.json and catalogue/golden.json together (results/issue45/chain.txt). Names are cached per chunk text
+(.rag/cache/links.jsonl): an index update recomputes only new or changed chunks; titles are read from the index's
+metadata at load, so an added or renamed document is linked at once.
+Not handled: aliases ("JFK" for "John F. Kennedy"), lower-case names and codes ('room g12'), codes with no capital
+prefix ('2140'), a PDF table's header row (its text layer has no cell separators: the document-frequency rule is
+what keeps its headers from linking), more than one step per call (three- and four-hop questions get one step).
 """
 import hashlib
 import math
@@ -32,18 +39,28 @@ from collections import defaultdict
 
 from lab.cache import Cache, keyed
 
-CHAIN_SEEDS = 2             # hop-1 passages whose links are followed
+CHAIN_SEEDS = 1             # hop-1 passages whose links are followed (2 before issue 45: a second seed's links were
+                            # mostly noise on the catalogue, and no better on golden.json's dev half)
+SEED_CHUNKS = 2             # from each, the links of this many chunks of its document (itself, then the most relevant)
 CHAIN_DEPTH = 30            # candidates taken from each retriever for hop 1
 BM25_WEIGHT = 0.5           # relevance = cosine + BM25_WEIGHT * bm25 / best bm25 of the query
-TITLE_BONUS = 0.3           # a seed names the candidate's title
-NAME_BONUS = 0.2            # times log(N/df)/log(N) of the rarest name a seed and the candidate share
+TITLE_BONUS = 0.4           # a seed names the candidate's title (or a code in it)
+NAME_BONUS = 0.2            # times (log(N/df)/log(N)) ** IDF_POWER of the rarest name a seed and the candidate share
+                            # (N, df: documents)
+IDF_POWER = 2               # squared: a rare code outweighs a department's name
 MAX_LINK_DF = 200           # a name in more chunks than this links nothing ("United States")
+MAX_LINK_DOCS = 0.1         # nor one in more than this share of the documents: what a template says on every page
+MIN_LINK_DOCS = 3           # (a name in this many documents may link in any folder, however small)
 MAX_TITLE_WORDS = 8         # longest name looked up as a word n-gram in a question or text
 MIN_KEY_CHARS = 3           # shorter normalized names never match inside a question or text
 _CONNECT = {"of", "the", "de", "du", "von", "van", "der", "la", "le", "and", "y", "da", "di", "del"}
 _OPENERS = set("The A An In On At It He She They This That These Those His Her Its Their There When While After "
                "Before During From For With By As If But And Or Not No However".split())
 _TOKEN = re.compile(r"[^\W_][\w'\u2019\-]*|[^\w\s]")
+# a capital prefix (2-6 capitals before a space or '/', or 1-6 joined by '-', '.' or nothing), then a part that
+# holds a digit, optionally after one capital: 'HAL 104', 'MAR/2140', 'C-12', 'OSL G12', 'B12'
+CODE = re.compile(r"(?<![\w/.-])(?:[A-Z]{2,6}[ /]|[A-Z]{1,6}[-.]?)[A-Z]?\d[\dA-Za-z]*(?![\w/-])")
+RULE = re.compile(r"\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?")
 
 
 def normalize(name):
@@ -70,21 +87,46 @@ def ngram_keys(text, keys):
 
 
 def names(text):
-    """Normalized runs of capitalised words (joined by 'of', 'de', ...), a sentence's opener dropped.
+    """Normalized names of a text: runs of capitalised words (joined by 'of', 'de', ...), a sentence's opener
+    dropped, and codes (`codes`). A run never crosses a line break, and a table's header row names nothing:
+    its cells ('Day | Time | Room') are what every such table says, not what this one is about.
     'In 1968, Viorst signed the Writers and Editors War Tax Protest.'
     -> ['viorst', 'writers and editors war tax protest']"""
-    runs, cur = [], []
-    for t in _TOKEN.findall(text) + ["."]:
-        if t[0].isupper() or (cur and (t[0].isdigit() or t in _CONNECT)):
-            cur.append(t)
-            continue
-        while cur and cur[-1] in _CONNECT:
-            cur.pop()
-        if cur:
-            runs.append(cur[1:] if cur[0] in _OPENERS else cur)
-        cur = []
-    keys = (normalize(" ".join(r)) for r in runs if any(t[0].isupper() for t in r))
-    return sorted({k for k in keys if len(k) >= MIN_KEY_CHARS})
+    keys = set()
+    for line in body_lines(text):
+        runs, cur = [], []
+        for t in _TOKEN.findall(line) + ["."]:
+            if t[0].isupper() or (cur and (t[0].isdigit() or t in _CONNECT)):
+                cur.append(t)
+                continue
+            while cur and cur[-1] in _CONNECT:
+                cur.pop()
+            if cur:
+                runs.append(cur[1:] if cur[0] in _OPENERS else cur)
+            cur = []
+        keys |= {normalize(" ".join(r)) for r in runs if any(t[0].isupper() for t in r)} | set(codes(line))
+    return sorted(k for k in keys if len(k) >= MIN_KEY_CHARS)
+
+
+def codes(text):
+    """Identifiers in a text, normalized: a capital prefix and a part with a digit, as course codes, rooms and
+    reference numbers are written: 'BIO 214', 'MAR/2140', 'C-12', 'OSL G12', 'B12' -> 'bio 214', 'mar 2140', 'c 12',
+    'osl g12', 'b12'. A code is a key of its own, also inside a longer name ('BIO 214 Microbial Diversity'), so a
+    page that says only the code links to the page titled with it. A lone capital before a space is not a prefix
+    ('A 5-star'), nor is a number alone ('2026-27', '30 credits')."""
+    return [normalize(m.group()) for m in CODE.finditer(text)]
+
+
+def body_lines(text):
+    """The lines of a text whose names count: a table's header row dropped (the first of two or more lines of cells
+    joined by '|', and a Markdown table's '|---|' line). 'Day | Time\nMonday | 9:00' -> ['Monday | 9:00']"""
+    lines, out = text.splitlines(), []
+    cells = [line.count("|") >= 1 for line in lines]
+    for n, line in enumerate(lines):
+        header = cells[n] and (n == 0 or not cells[n - 1]) and n + 1 < len(lines) and cells[n + 1]
+        if not header and not RULE.fullmatch(line.strip()):
+            out.append(line)
+    return out
 
 
 def describe(via):
@@ -116,24 +158,34 @@ class Links:
             for n in ns:
                 self.by_name[n].append(i)
         for i, m in enumerate(metas):
-            self.by_title[normalize(m["title"])].append(i)
+            # a title's codes name its document too: 'BIO 214 Microbial Diversity' is what 'passed BIO 214' means
+            for key in dict.fromkeys([normalize(m["title"])] + codes(m["title"])):
+                self.by_title[key].append(i)
         self.doc = [m["doc"] for m in metas]
+        self.chunks_of = defaultdict(list)
+        for i, d in enumerate(self.doc):
+            self.chunks_of[d].append(i)
+        # document frequency: a titled chunk repeats its title's names, so a long document would count many times
+        self.docs_of = {n: len({self.doc[i] for i in ix}) for n, ix in self.by_name.items()}
+        self.n_docs = max(len(set(self.doc)), 2)
         self.computed = len(new)
 
-    def reached(self, i, text, question):
+    def reached(self, i, text, question, asked_codes=()):
         """{chunk: (bonus, kind, name)} of the chunks chunk i links to, other documents only: TITLE_BONUS when i
         names the chunk's title, plus the bonus of the rarest name they share; kind and name say which link
-        shows ('title' wins). `question` is normalized: names it already says link nothing."""
-        title, name, n, asked = {}, {}, max(len(self.doc), 2), f" {question} "
+        shows ('title' wins). `question` is normalized: names it already says link nothing, nor do names that hold
+        one of its codes (`asked_codes`, normalized): 'hsc 230 natural history collections' when it asks of HSC 230."""
+        title, name, n, asked = {}, {}, self.n_docs, f" {question} "
         for key in ngram_keys(text, self.by_title):
             for j in self.by_title[key]:
                 if self.doc[j] != self.doc[i]:
                     title[j] = key
         for key in self.names[i]:
-            df = len(self.by_name[key])
-            if df > MAX_LINK_DF or f" {key} " in asked:
+            df = self.docs_of[key]
+            boilerplate = len(self.by_name[key]) > MAX_LINK_DF or df > max(MAX_LINK_DOCS * n, MIN_LINK_DOCS)
+            if boilerplate or f" {key} " in asked or any(f" {c} " in f" {key} " for c in asked_codes):
                 continue
-            bonus = NAME_BONUS * math.log(n / df) / math.log(n)
+            bonus = NAME_BONUS * (math.log(n / df) / math.log(n)) ** IDF_POWER
             for j in self.by_name[key]:
                 if self.doc[j] != self.doc[i] and bonus > name.get(j, (0,))[0]:
                     name[j] = (bonus, key)
@@ -153,20 +205,34 @@ def chain_rank(fused, cosine, bm25, links, texts, question, k):
         return []
     best_bm25 = float(bm25.max()) or 1.0
     seeds = [i for i, _ in fused[:CHAIN_SEEDS]]
-    reached = {s: links.reached(s, texts[s], normalize(question)) for s in seeds}
-    cands = set(i for i, _ in fused).union(*reached.values())
+    # a seed's document, not only its best chunk, is followed: the fact that bridges (the prerequisite's code, the
+    # room) is often in another section of the page hop 1 found ("In which building is X taught?" finds X's
+    # description first, its room is under Schedule)
+    sources = {s: [c for c in links.chunks_of[links.doc[s]] if c != s] if SEED_CHUNKS > 1 else [] for s in seeds}
+    cands = set(i for i, _ in fused).union(*sources.values())
     cos = cosine(sorted(cands))
     rel = {j: cos[j] + BM25_WEIGHT * float(bm25[j]) / best_bm25 for j in cands}
+    reached, asked = {}, codes(question)
+    for s in seeds:
+        reached[s] = {}
+        for c in [s] + sorted(sources[s], key=lambda c: -rel[c])[:SEED_CHUNKS - 1]:
+            for j, (b, kind, name) in links.reached(c, texts[c], normalize(question), asked).items():
+                if b > reached[s].get(j, (-1.0,))[0]:
+                    reached[s][j] = (b, kind, name, c)
+    extra = set().union(*reached.values()) - cands
+    cos.update(cosine(sorted(extra)))
+    rel.update({j: cos[j] + BM25_WEIGHT * float(bm25[j]) / best_bm25 for j in extra})
+    cands = set(i for i, _ in fused).union(*reached.values())
     top = rel[seeds[0]] or 1.0
     best = {}
     for j in cands:
         via, bonus = None, 0.0
         for s in seeds:
             if j in reached[s]:
-                b, kind, name = reached[s][j]
+                b, kind, name, c = reached[s][j]
                 b *= max(rel[s], 0.0) / top
                 if b > bonus:
-                    bonus, via = b, {"from": s, "kind": kind, "name": name}
+                    bonus, via = b, {"from": c, "kind": kind, "name": name}
         score = rel[j] + bonus
         d = links.doc[j]
         if d not in best or score > best[d][1]:

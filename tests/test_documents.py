@@ -191,3 +191,30 @@ def test_an_older_index_gets_its_provenance_without_embedding(own_corpus):
     assert (r["embedded"], r["deleted"], r["kept"]) == (0, 0, 9)
     meta = col.get(ids=["tomas-vell#0"], include=["metadatas"])["metadatas"][0]
     assert meta["file"] == "tomas-vell.txt" and meta["start"] == 0 and meta["end"] > 50
+
+
+def test_a_table_cut_across_chunks_keeps_its_header_row(monkeypatch):
+    text = ("Exams are in May.\nSpring examinations\nCourse | Date | Room\n"
+            + "\n".join(f"AST {n} | {n - 300} May | HAL 104" for n in range(301, 311)) + "\nBring a pen.")
+    monkeypatch.setattr(vi, "CHUNK_WORDS", 30)
+    pieces = [p for p, _, _ in vi.cut(text, "titled")]
+    rows = [p for p in pieces if "AST 3" in p]
+    assert len(rows) >= 3 and sum(p.count("AST 3") for p in rows) == 10   # every row once
+    # each chunk with rows says what its columns are and which table it is (the short line above it)
+    assert all(p.startswith("Spring examinations\nCourse | Date | Room\n") for p in rows[1:])
+    assert pieces[0].startswith("Exams are in May.") and pieces[-1].endswith("Bring a pen.")
+    md = "| Day | Room |\n|---|---|\n" + "\n".join(f"| Mon | HAL {n} |" for n in range(30))
+    assert all(p.startswith("| Day | Room |\n|---|---|\n") for p, _, _ in vi.cut(md, "titled"))   # with its rule
+
+
+def test_an_html_table_row_chunk_has_its_header(monkeypatch):
+    monkeypatch.setattr(vi, "CHUNK_WORDS", 3)   # one row a chunk
+    texts = [t for t, _ in records("astrobiology.html")[1].values()]
+    row = next(t for t in texts if "Lovelace Hall 4" in t)
+    assert "Course | Day | Room\nPlanetary Habitability | Tuesday | Lovelace Hall 4" in row
+    assert sum("Course | Day | Room" in t for t in texts) == 2   # the header's own chunk, and the row's
+
+
+def test_only_a_text_with_a_table_gets_a_new_hash():
+    assert documents.tables("a ref |title=Census| in prose\nand more") == b""   # one '|' line is no table
+    assert documents.tables("Day | Room\nMon | HAL 1") != b""

@@ -7,6 +7,7 @@ import sys
 import page
 import retrieve
 from lab import links, steps
+from lab.cache import Cache
 from vector_index import build_index
 
 Q = "In which village was the designer of Ashford Bridge born?"
@@ -106,3 +107,54 @@ def test_chain_eval_compares_the_variants(corpus, golden_path):
     r = report["recall"]
     assert r["chain"]["2"]["multi"] == 1.0 > r["fused"]["2"]["multi"]   # the Edric Vell question needs its link
     assert all(0 <= v["2"]["single"] <= 1 for v in r.values())
+
+
+def test_codes_are_keys_of_their_own_in_any_shape():
+    assert links.codes("Students must have passed BIO 214. See MAR/2140, Morvath Tower C-12 and room OSL G12.") == [
+        "bio 214", "mar 2140", "c 12", "osl g12"]
+    assert links.codes("A 5-star hall, 30 credits, 2026-27, 09:30 to 21:00") == []   # no prefix, numbers alone
+    # the code inside a longer capitalised run is a name of its own: the course page and the page that only
+    # says the code share it
+    assert {"bio 214", "bio 214 microbial diversity"} <= set(links.names("BIO 214 Microbial Diversity"))
+
+
+def test_names_do_not_cross_lines_and_a_table_header_names_nothing():
+    text = "AST 310 Biosignatures\nPrerequisites\nDay | Time | Room\nWednesday | 15:00 | MRK 230"
+    got = links.names(text)
+    assert "prerequisites" in got and "ast 310 biosignatures" in got and not any("prerequisites " in k for k in got)
+    assert "day" not in got and "room" not in got and {"wednesday", "mrk 230"} <= set(got)
+    assert "day" not in links.names("| Day | Time |\n|---|---|\n| Monday | 9:00 |")   # Markdown's header too
+
+
+def _links(tmp_path, docs):
+    """Links over hand-made documents: {doc: (title, [chunk texts])}."""
+    texts, metas = [], []
+    for doc, (title, chunks) in docs.items():
+        texts += [f"{title}\n{t}" for t in chunks]
+        metas += [{"doc": doc, "title": title} for _ in chunks]
+    return texts, links.Links(texts, metas, cache=Cache("links", folder=tmp_path))
+
+
+def test_a_code_links_to_the_page_titled_with_it_or_describing_it(tmp_path):
+    texts, lk = _links(tmp_path, {
+        "ast-310": ("AST 310 Biosignatures", ["Students must have passed AST 210 and BIO 214 before enrolling."]),
+        "ast-210": ("AST 210 Planetary Habitability", ["The course is taught by Dr Casimir Odunsi."]),
+        "science": ("Foundation Science Courses", ["BIO 214 Microbial Diversity is taught in QNL 120."]),
+        "other": ("Library guide", ["The library opens at nine."])})
+    got = lk.reached(0, texts[0], links.normalize("Who teaches the prerequisite of AST 310?"), ["ast 310"])
+    assert set(got) == {1, 2}
+    assert got[1][1:] == ("title", "ast 210") and got[2][1:] == ("name", "bio 214")
+    # a code the question says links nothing as a shared name: hop 1 has it
+    assert set(lk.reached(0, texts[0], links.normalize("Who teaches BIO 214?"), ["bio 214"])) == {1}
+
+
+def test_boilerplate_in_many_documents_links_nothing(tmp_path):
+    courses = {f"c{n}": (f"Course {n}", [f"A pass at the Summer Bridging School counts. Taught by Dr Vell {n}."])
+               for n in range(12)}
+    courses["c0"] = ("Course 0", ["A pass at the Summer Bridging School counts. Taught by Dr Anwen Rooke."])
+    courses["staff"] = ("Staff", ["Dr Anwen Rooke keeps office hours on Friday."])
+    texts, lk = _links(tmp_path, courses)
+    # in 12 of 13 documents (though in one chunk of each): not a link; a name two documents share is one
+    assert lk.docs_of["summer bridging school"] == 12
+    got = {v[2] for v in lk.reached(0, texts[0], "").values()}
+    assert got == {"dr anwen rooke"}
