@@ -3,13 +3,18 @@
     python -m experiments.detector_eval --lofo --json results/injection_detector.json   # leave-one-family-out figures
     python -m experiments.detector_eval --fit   # fit on every family; writes models/injection_detector.json
     python -m experiments.detector_eval --corpus catalogue/docs   # the shipped detector on your documents' chunks
+    python -m experiments.detector_eval --lofo --first-look   # no model call: the learned score alone
 
 Expected output: one row per attack family (its injected documents flagged by a detector fitted without that
 family), then the false quarantine on corpus/: on a held-out quarter for the shipped detector, on all 2,884
 documents cross-fitted (each scored by a detector that neither trained nor calibrated on it), and on the clean
-web stand-in pages. ~5 min on 2 cores the first time (every sentence of corpus/ is embedded once, then cached in
-.rag/), ~1 min after. --fit also writes the weights (models/injection_detector.json, committed: the shipped
-detector and one per left-out family). What the detector is and why: injection_detector.py.
+web stand-in pages; then the clean chunks flagged (first look) in folders of documents that address a reader:
+the catalogue (all, its test half that no fit sees, its dev half that is in training), the documents written for
+the lab (tests/fixtures/detector/clean, each scored by a fit without it) and a folder no fit sees
+(tests/fixtures/detector/clean_heldout). ~5 min on 2 cores the first time (every sentence is embedded once, then
+cached in .rag/ by content), ~1 min after. Without --first-look the second look asks the model about sentences in
+other languages. --fit also writes the weights (models/injection_detector.json, committed: the shipped detector
+and one per left-out family). What the detector is and why: injection_detector.py.
 """
 import argparse
 import sys
