@@ -28,10 +28,10 @@ catalogue's test half). The threshold lets FALSE_QUARANTINE of a calibration qua
 Words that mix scripts (Cyrillic or Greek look-alikes inside Latin words) are read as Latin first (unconfuse).
 The detector also carries a conflict bar (`gray`, GRAY_SHARE of clean calibration documents above it), which
 disputes.suspects uses: the side of a disagreement whose sources all score above it loses to a side below it.
-Measured (results/issue45/detector.txt, first look, no model call): leave-one-family-out 46 of 72 instruction
-documents flagged (43 before this refit); false quarantine on corpus/ cross-fitted 0.49% (14 of 2,884, as
+Measured (results/issue45/detector.txt, first look, no model call): leave-one-family-out 44 of 72 instruction
+documents flagged (43 before this refit); false quarantine on corpus/ cross-fitted 0.42% (12 of 2,884; 14
 before); clean chunks flagged: the catalogue 0 of 448 (32 before), its test half 0 of 154, documents written for
-the lab that no fit saw 2 of 30 (13 before), the training ones cross-fitted 2 of 53 (28 before).
+the lab that no fit saw 2 of 30 (13 before), the training ones cross-fitted 3 of 53 (28 before).
 The second look: MiniLM reads English only. A sentence of prose words with (almost) no English function words
 (english_share at or below what ASK_SHARE of clean calibration documents reach: the bar comes from clean text
 alone, never from attacks) goes to the language model, which reads other languages: one schema-constrained
@@ -66,7 +66,8 @@ FALSE_QUARANTINE = 0.004   # the share of calibration documents allowed above th
 # the second look, cross-fitted: two budgets of 0.5% left no margin under the 1% bar; the conflict rule covers the gap)
 GRAY_SHARE = 0.05   # the conflict bar (`gray`): the share of clean calibration documents scoring above it; a passage
 # above it loses only when it contradicts a passage below it (disputes.suspects), never on its score alone
-SAME_DOMAIN_WEIGHT = 0.5                 # the fixture's clean documents weigh half as much as corpus/ in training
+SAME_DOMAIN_WEIGHT = 2.0   # the fixture's clean documents weigh twice as much as corpus/ in training (0.5 before the
+# reader documents came in: their made-up facts keep their share, so a true fixture document stays below `gray`)
 READER_WEIGHT = 8.0   # clean documents that address a person (detector_eval.reader_docs) weigh 8x as much as corpus/
 SEED = 0
 ASK_SHARE = FALSE_QUARANTINE   # the second look: share of clean calibration documents sent to the model, so that
@@ -95,7 +96,7 @@ CUES = {  # cues of text that talks to a machine about answering, counted per se
     "machine_reader": r"\b(ai|a\.i\.|(?<!teaching )(?<!lab )(?<!research )(?<!personal )(?<!administrative )"
                       r"assistants?|llms?|language models?|chatbots?|bots?|crawlers?|automated|answering systems?"
                       r"|system prompt)\b",
-    "answer_verbs": r"\b(answer\w*|respond\w*|repl(y|ies)|outputs?|summar(y|ies|ise|ize)\w*)\b"
+    "answer_verbs": r"\b(answer\w*|respond\w*|repl(y|ies)|outputs?|summar(y|ies|is|iz)\w*)\b"
                     # ... but not answering post or the phone: "reply to every email", "answers questions by email"
                     r"(?!\s+(within|by (e-?mail|phone|post)|in (the|a) thread|the (phone|door|call)|calls"
                     r"|(to )?(it|them)\b|(to )?((a|an|the|every|each|your|all)( new)? )?"
