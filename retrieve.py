@@ -26,7 +26,8 @@ The methods (`method=`):
 - `chain`: multi-hop without a model call (lab/links.py): hop 1 fused, hop 2 the documents its top passage's
   document names (titles and the codes in them, rare shared names and codes), one score over both; a reached
   passage carries `via` (the label or chunk id of the chunk that names it, the link's kind and name) and "link" in
-  found_by. `python retrieve.py "q" --method chain` prints the link under the passage ("S2 reached from S1 via 'corran' (its title)"). `--split dev|test` evaluates one half.
+  found_by. `python retrieve.py "q" --method chain` prints the link under the passage ("S2 reached from S1 via
+  'corran' (its title)"). `--split dev|test` evaluates one half.
 """
 import argparse
 import functools
