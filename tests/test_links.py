@@ -109,6 +109,7 @@ def test_chain_eval_compares_the_variants(corpus, golden_path):
     r = report["recall"]
     assert r["chain"]["2"]["multi"] == 1.0 > r["fused"]["2"]["multi"]   # the Edric Vell question needs its link
     assert all(0 <= v["2"]["single"] <= 1 for v in r.values())
+    assert set(report["answer_recall"]) == set(chain_eval.VARIANTS) - {"mdr"}
 
 
 def test_codes_are_keys_of_their_own_in_any_shape():
