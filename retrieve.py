@@ -25,9 +25,13 @@ The methods (`method=`):
   the best BM25 document (scored by its best chunk) is always represented by that chunk;
 - `chain`: multi-hop without a model call (lab/links.py): hop 1 fused, hop 2 the documents its top passage's
   document names (titles and the codes in them, rare shared names and codes), one score over both; a reached
-  passage carries `via` (the label or chunk id of the chunk that names it, the link's kind and name) and "link" in
-  found_by. `python retrieve.py "q" --method chain` prints the link under the passage ("S2 reached from S1 via
-  'corran' (its title)"). `--split dev|test` evaluates one half.
+  document is shown by its chunk for what the question still asks once the linking passage is read ("Who teaches
+  the prerequisite of AST 310?": AST 210's Teaching chunk, not its Prerequisites); a reached passage carries `via`
+  (the label or chunk id of the chunk that names it, the link's kind and name) and "link" in found_by.
+  `python retrieve.py "q" --method chain` prints the link under the passage ("S2 reached from S1 via 'corran' (its
+  title)"). `--split dev|test` evaluates one half.
+`--eval` also prints answer-bearing recall: the share of items whose passages hold the last hop's answer (and, for
+items with a decomposition, every hop's): supporting-doc recall counts a document whose shown chunk is the wrong one.
 """
 import argparse
 import functools
@@ -41,6 +45,7 @@ import numpy as np
 
 import vector_index
 from bm25_baseline import BM25, doc_index, search as bm25_doc_search
+from lab.answers import normalize_answer
 from lab.documents import where
 from lab import links
 from lab.cache import write_json
@@ -135,7 +140,14 @@ class Retriever:
             vecs = dict(zip(got["ids"], got["embeddings"]))
             return {i: dense_score[i] if i in dense_score else float(np.dot(vecs[self.ids[i]], qvec)) for i in chunks}
 
-        ranked = links.chain_rank(fused, cosine, bm25, self.links, self.texts, query, k)
+        def rescore(text, chunks):  # relevance to what the question still asks, as hop 1 scores (links.chain_rank)
+            vec, bm = embed([text])[0], self.bm25.scores(text)
+            got = self.collection.get(ids=[self.ids[i] for i in chunks], include=["embeddings"])
+            vecs = dict(zip(got["ids"], got["embeddings"]))
+            return {i: float(np.dot(vecs[self.ids[i]], vec)) + links.REST_BM25 * float(bm[i]) / (float(bm.max()) or 1.0)
+                    for i in chunks}
+
+        ranked = links.chain_rank(fused, cosine, bm25, self.links, self.texts, query, k, rescore)
         out, label = [], {i: f"S{n}" for n, (i, _, _) in enumerate(ranked, 1)}
         for n, (i, score, via) in enumerate(ranked, 1):
             found_by = [name for name, sc in (("dense", dense_score), ("bm25", bm25_score)) if i in sc]
@@ -282,17 +294,60 @@ def doc_recall(passages, supporting):
     return sum(d in found for d in supporting) / len(supporting)
 
 
+def hop_answers(item):
+    """What each hop of an item answers, as lists of accepted texts: a multi-hop item's decomposition's answers, the
+    last hop also by the item's answer and aliases; with no decomposition (HotpotQA, single-hop items) the last hop
+    only. A yes/no answer names nothing a passage would hold: []."""
+    last = [item["answer"], *item.get("aliases", [])]
+    if normalize_answer(item["answer"]) in ("yes", "no"):
+        return []
+    return [[h["answer"]] for h in item.get("decomposition", [])[:-1]] + [last]
+
+
+def answers_held(passages, hops):
+    """(last hop's answer in a passage, every hop's answer in one) for hop_answers' lists, SQuAD-normalised text
+    inside text: an answer-bearing measure, where doc_recall counts a document whose shown chunk is the wrong one."""
+    text = f" {normalize_answer(' '.join(p['text'] for p in passages))} "
+    held = [any(f" {normalize_answer(a)} " in text for a in alts if normalize_answer(a)) for alts in hops]
+    return float(held[-1]), float(all(held))
+
+
 def evaluate(golden, ks, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, depth=12, methods=METHODS):
     """Supporting-doc recall@k per method, split by type and by source/type, and the per-question rows it is the
-    mean of ("rows": [{"id", "type", "source", "recall": {method: {k: recall}}}])."""
+    mean of ("rows": [{"id", "type", "source", "recall": {method: {k: recall}}}]). Items also get
+    "answers": {method: {k: [last hop's answer held, every hop's held]}} (answers_held), tabled under
+    "answer_recall" (last / hops: hops on items with a decomposition only)."""
     from tqdm import tqdm
     qvecs, rows = embed([g["question"] for g in golden]), []
     for g, qvec in tqdm(list(zip(golden, qvecs)), desc="eval", unit="q", file=sys.stderr):
-        rows.append({"id": g["id"], "type": g["type"], "source": g["source"], "recall": {m: {str(k): doc_recall(
-            retrieve_chunks(g["question"], k, depth, corpus, chunker, m, qvec), g["supporting_docs"]) for k in ks}
-            for m in methods}})
-    return {**recall_table(rows, methods, ks), "corpus": str(corpus), "chunker": chunker, "depth": depth,
-            "rows": rows}
+        got = {m: {str(k): retrieve_chunks(g["question"], k, depth, corpus, chunker, m, qvec) for k in ks}
+               for m in methods}
+        recall = {m: {k: doc_recall(ps, g["supporting_docs"]) for k, ps in by.items()} for m, by in got.items()}
+        row = {"id": g["id"], "type": g["type"], "source": g["source"], "recall": recall}
+        if hops := hop_answers(g):
+            row["answers"] = {m: {k: answers_held(ps, hops) for k, ps in by.items()} for m, by in got.items()}
+            row["decomposed"] = len(hops) > 1
+        rows.append(row)
+    return {**recall_table(rows, methods, ks), **answer_table(rows, methods, ks), "corpus": str(corpus),
+            "chunker": chunker, "depth": depth, "rows": rows}
+
+
+def answer_table(rows, methods, ks):
+    """Rows -> {"answer_recall": {method: {k: {"last"|"hops": {split: mean}}}}, "answer_n": {...}}, the splits being
+    the type and source/type; "hops" over rows with a decomposition only."""
+    sums = {}
+    for r in (r for r in rows if "answers" in r):
+        for m in methods:
+            for k in map(str, ks):
+                for split in (r["type"], f"{r['source']}/{r['type']}"):
+                    sums.setdefault((m, k, "last", split), []).append(r["answers"][m][k][0])
+                    if r["decomposed"]:
+                        sums.setdefault((m, k, "hops", split), []).append(r["answers"][m][k][1])
+    table = {}
+    for (m, k, what, split), v in sums.items():
+        table.setdefault(m, {}).setdefault(k, {}).setdefault(what, {})[split] = sum(v) / len(v)
+    n = {f"{what}/{split}": len(v) for (m, k, what, split), v in sums.items() if (m, k) == (methods[0], str(ks[0]))}
+    return {"answer_recall": table, "answer_n": n}
 
 
 def recall_table(rows, methods, ks):
@@ -322,6 +377,14 @@ def print_eval(report, ks):
     print(f"{'method':16}" + "".join(f"{s:>18}" for s in extra))
     for m, by_k in report["recall"].items():
         print(f"{m:16}" + "".join(f"{by_k[str(ks[len(ks) // 2])][s]:18.3f}" for s in extra))
+    if report.get("answer_recall"):
+        cols = [(k, w, s) for k in map(str, ks) for w in ("last", "hops") for s in splits + extra
+                if f"{w}/{s}" in report["answer_n"] and (len(extra) > 2 or "/" not in s)]
+        print("\nanswer-bearing recall: the last hop's answer (last), every hop's (hops) in a passage (n: "
+              + ", ".join(f"{s} {v}" for s, v in report["answer_n"].items()) + ")")
+        print(f"{'method':16}" + "".join(f"{w + '/' + s + '@' + k:>22}" for k, w, s in cols))
+        for m, by_k in report["answer_recall"].items():
+            print(f"{m:16}" + "".join(f"{by_k[k][w][s]:22.3f}" for k, w, s in cols))
 
 
 def print_passages(passages):

@@ -5,7 +5,8 @@
     python -m experiments.chain_eval --corpus DIR --golden FILE   # any corpus (all its items unless --split)
 
 Expected output (~20 s once the corpus is indexed): one row per variant, supporting-doc recall@k on multi
-questions per source and on single questions. No model call anywhere. The variants:
+questions per source and on single questions, then answer-bearing recall@k (the last hop's answer in a passage,
+retrieve.answers_held; not for mdr, which returns documents). No model call anywhere. The variants:
 - `fused`: hop 1 alone (retrieve.py's default);
 - `chain` (shipped, lab/links.py): one score over hop-1 and linked candidates, titles and shared names;
 - `chain titles only` / `chain names only`: the same with NAME_BONUS / TITLE_BONUS set to 0;
@@ -21,7 +22,8 @@ from unittest.mock import patch
 import numpy as np
 
 from lab import cache, links
-from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, RRF_K, doc_recall, eval_items, fuse, get_retriever
+from retrieve import (CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, RRF_K, answers_held, doc_recall, eval_items, fuse,
+                      get_retriever, hop_answers)
 from vector_index import CorpusError, embed
 
 
@@ -65,17 +67,22 @@ def _with(r, q, v, k, **constants):
 
 def evaluate(items, ks, corpus, chunker):
     from tqdm import tqdm
-    r, qvecs, sums = get_retriever(corpus, chunker), embed([g["question"] for g in items]), {}
+    r, qvecs, sums, held = get_retriever(corpus, chunker), embed([g["question"] for g in items]), {}, {}
     for g, v in tqdm(list(zip(items, qvecs)), desc="chain_eval", unit="q", file=sys.stderr):
-        split = f"{g['source']}/multi" if g["type"] == "multi" else "single"
+        split, hops = (f"{g['source']}/multi" if g["type"] == "multi" else "single"), hop_answers(g)
         for name, fn in VARIANTS.items():
             for k in ks:
-                rec = doc_recall(fn(r, g["question"], v, k), g["supporting_docs"])
+                got = fn(r, g["question"], v, k)
                 for s in {split, g["type"]}:
-                    sums.setdefault(name, {}).setdefault(str(k), {}).setdefault(s, []).append(rec)
+                    sums.setdefault(name, {}).setdefault(str(k), {}).setdefault(s, []).append(
+                        doc_recall(got, g["supporting_docs"]))
+                    if hops and name != "mdr":   # mdr's passages are documents, not chunks
+                        held.setdefault(name, {}).setdefault(str(k), {}).setdefault(s, []).append(
+                            answers_held(got, hops)[0])
     n = {s: len(v) for s, v in sums["fused"][str(ks[0])].items()}
-    return {"recall": {m: {k: {s: float(np.mean(v)) for s, v in by.items()} for k, by in bk.items()}
-                       for m, bk in sums.items()}, "n": n}
+    mean = lambda table: {m: {k: {s: float(np.mean(v)) for s, v in by.items()} for k, by in bk.items()}
+                          for m, bk in table.items()}
+    return {"recall": mean(sums), "n": n, "answer_recall": mean(held)}
 
 
 def main():
@@ -104,6 +111,9 @@ def main():
     print(f"{'variant':20}" + "".join(f"{s + '@' + k:>18}" for k, s in cols))
     for name, by_k in report["recall"].items():
         print(f"{name:20}" + "".join(f"{by_k[k][s]:18.3f}" for k, s in cols))
+    print("answer-bearing recall (the last hop's answer in a passage)")
+    for name, by_k in report["answer_recall"].items():
+        print(f"{name:20}" + "".join(f"{by_k[k][s]:18.3f}" if s in by_k[k] else f"{'-':>18}" for k, s in cols))
     if args.json:
         cache.write_json(args.json, report)
 

@@ -2,6 +2,7 @@
 
 Runs on the fixture corpus with the real embedder and no language model (chain makes no model call)."""
 import json
+import re
 import sys
 
 import page
@@ -87,6 +88,7 @@ def test_chain_cli_prints_the_link_and_eval_reports_chain(corpus, golden_path, t
     report = json.loads(path.read_text())
     assert report["recall"]["chain"]["2"]["multi"] >= report["recall"]["fused"]["2"]["multi"]
     assert report["recall"]["chain"]["2"]["multi"] == 1.0   # each fixture chain is one named link
+    assert set(report["answer_recall"]["chain"]["2"]["last"]) >= {"multi", "single"}   # answer-bearing recall too
 
 
 def test_the_page_shows_the_link_taken():
@@ -107,6 +109,7 @@ def test_chain_eval_compares_the_variants(corpus, golden_path):
     r = report["recall"]
     assert r["chain"]["2"]["multi"] == 1.0 > r["fused"]["2"]["multi"]   # the Edric Vell question needs its link
     assert all(0 <= v["2"]["single"] <= 1 for v in r.values())
+    assert set(report["answer_recall"]) == set(chain_eval.VARIANTS) - {"mdr"}
 
 
 def test_codes_are_keys_of_their_own_in_any_shape():
@@ -131,7 +134,7 @@ def _links(tmp_path, docs):
     texts, metas = [], []
     for doc, (title, chunks) in docs.items():
         texts += [f"{title}\n{t}" for t in chunks]
-        metas += [{"doc": doc, "title": title} for _ in chunks]
+        metas += [{"doc": doc, "title": title, "section": f"part {n}"} for n in range(len(chunks))]
     return texts, links.Links(texts, metas, cache=Cache("links", folder=tmp_path))
 
 
@@ -158,3 +161,45 @@ def test_boilerplate_in_many_documents_links_nothing(tmp_path):
     assert lk.docs_of["summer bridging school"] == 12
     got = {v[2] for v in lk.reached(0, texts[0], "").values()}
     assert got == {"dr anwen rooke"}
+
+
+def test_the_rest_of_a_question_is_what_the_linking_passage_does_not_say():
+    seed = "AST 310 Biosignatures\nPrerequisites\nStudents must have passed AST 210 before enrolling. A pass counts."
+    said = links.said_by(seed, "ast 210")
+    assert "A pass counts" not in said and "Prerequisites" in said and "passed AST 210" in said
+    assert links.rest_of("Who teaches the prerequisite of AST 310?", said) == "Who teaches the of"
+    # the linking sentence, not the whole chunk: 'office' stays asked though the chunk's next sentence says it
+    seed = "PHY 226 Optics\nTeaching\nThe course is taught by Dr Fen Oduya. Office hours are on the staff page."
+    rest = links.rest_of("Where is the office of the instructor who teaches PHY 226?", links.said_by(seed, "fen oduya"))
+    assert rest == "Where office of instructor who"
+    assert links.rest_of("What is AST 210?", "AST 210") is None   # nothing left to ask: keep the whole question
+
+
+def test_a_reached_document_is_shown_by_its_chunk_for_what_the_question_still_asks(tmp_path):
+    import numpy as np
+    texts, lk = _links(tmp_path, {
+        "ast-310": ("AST 310 Biosignatures", ["Prerequisite\nThe prerequisite of this course is AST 210."]),
+        "ast-210": ("AST 210 Habitability", ["Prerequisite\nThe prerequisite of this course is AST 110.",
+                                            "Teaching\nDr Odunsi teaches this course."])})
+    words = lambda t: set(re.findall(r"\w+", t.lower()))
+    overlap = lambda q, chunks: {c: len(words(q) & words(texts[c])) / 10 for c in chunks}
+    q = "Who teaches the prerequisite of AST 310?"
+    args = ([(0, 1.0)], lambda chunks: overlap(q, chunks), np.zeros(len(texts)), lk, texts, q, 2)
+    whole = links.chain_rank(*args)
+    assert [j for j, _, _ in whole] == [0, 1]     # by the whole question: AST 210's prerequisite again
+    rest = links.chain_rank(*args, rescore=lambda t, chunks: {c: 10 * v for c, v in overlap(t, chunks).items()})
+    assert [j for j, _, _ in rest] == [0, 2] and rest[1][1:] == whole[1][1:]   # its teaching; same score and link
+    lk.located["ast-210"] = False     # a prose text cut by length: its pieces are not sections, the choice stands
+    assert links.chain_rank(*args, rescore=lambda t, cs: {c: 10 * v for c, v in overlap(t, cs).items()}) == whole
+
+
+def test_answer_bearing_recall_reads_each_hops_answer_in_the_passages():
+    item = {"type": "multi", "answer": "Casimir Odunsi-Hale", "aliases": ["Odunsi-Hale"],
+            "decomposition": [{"answer": "AST 210"}, {"answer": "Casimir Odunsi-Hale"}]}
+    assert retrieve.hop_answers(item) == [["AST 210"], ["Casimir Odunsi-Hale", "Odunsi-Hale"]]
+    hop1 = {"text": "Students must have passed AST 210."}
+    assert retrieve.answers_held([hop1], retrieve.hop_answers(item)) == (0.0, 0.0)
+    both = [hop1, {"text": "Taught by Prof. Odunsi-Hale."}]
+    assert retrieve.answers_held(both, retrieve.hop_answers(item)) == (1.0, 1.0)
+    assert retrieve.answers_held([{"text": "AST 2100 ... Odunsi-Hale"}], retrieve.hop_answers(item)) == (1.0, 0.0)
+    assert retrieve.hop_answers({"type": "multi", "answer": "yes", "aliases": []}) == []   # names nothing
