@@ -23,6 +23,7 @@ import pytest
 
 import benchmark
 import citations
+from lab.answers import exact_match, f1, normalize_answer
 import harness
 import judge
 import llm
@@ -324,7 +325,7 @@ def test_rows_fabricated_in_bulk_lose_their_files_points_against_the_reference(l
     hand_in(lab, corpus, subs, "ok")
     files = edited(lab, "citations.json", bulk_citations)
     hand_in(lab, corpus, subs, "bulk", [files[0], edited(lab, "benchmark.json", bulk_benchmark)[0], files[1]])
-    assert len(changed["citations.json"]) >= 2 and len(changed["benchmark.json"]) >= 4
+    assert len(changed["citations.json"]) >= 2 and len(changed["benchmark.json"]) >= 3
     for rerun_n in (0, 1):
         results = grade_all(lab, corpus, subs, rerun=rerun_n, reference=lab["results"])[0]
         assert results["ok"]["score"] == FULL - 4 * (rerun_n == 0) and not lost(results["ok"])
@@ -406,20 +407,22 @@ def test_a_row_whose_short_answer_is_in_no_sentence_is_caught(lab, corpus, golde
     gold = {g["id"]: g for g in json.loads(golden_path.read_text())}
 
     def unstated(d):
-        row = next(r for r in d["rows"]["json"] if r["em"] == 0 and r["features"]["stated"] == 1.0)
-        row.update(answer=gold[row["id"]]["answer"], em=1.0, f1=1.0)
+        said = lambda r: normalize_answer(" ".join(v["text"] for v in r["verdicts"]))
+        row = next(r for r in d["rows"]["json"] if r["features"]["stated"] == 1.0)
+        other = next(g["answer"] for g in gold.values() if normalize_answer(g["answer"]) not in said(row))
+        row.update(answer=other, em=exact_match(other, gold[row["id"]]), f1=f1(other, gold[row["id"]]))
         d.update({k: v for k, v in citations.summarize(d["rows"]["json"]).items() if k in d})
 
     def one_more_supported(d):
-        row = next(r for r in d["rows"]["json"] if r["supported"] < r["sentences"])
-        row["supported"] += 1
+        row = next(r for r in d["rows"]["json"] if r["supported"])   # a count its verdicts do not give
+        row["supported"] -= 1
         d.update({k: v for k, v in citations.summarize(d["rows"]["json"]).items() if k in d})
     subs = tmp_path / "subs"
     hand_in(lab, corpus, subs, "s1", edited(lab, "citations.json", unstated))
     hand_in(lab, corpus, subs, "s2", edited(lab, "citations.json", one_more_supported))
     results = grade_all(lab, corpus, subs, rerun=0)[0]
     for student, words in (("s1", r"json fx-\d+: it says a supported sentence states its short answer '.+'; none "
-                                  r"does"), ("s2", r"json fx-\d+: supported 1, its verdicts say 0")):
+                                  r"does"), ("s2", r"json fx-\d+: supported \d+, its verdicts say \d+")):
         why = lost(results[student])
         assert set(why) == {f"week 4 verify_citations.py: {k}" for k in WEEK_ITEMS["citations.json"]}, student
         assert re.search(words, why["week 4 verify_citations.py: recomputed"]), why
