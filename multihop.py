@@ -13,8 +13,9 @@ sources support is printed as UNVERIFIED, not as the answer (--no-verify skips t
 a multi-hop question (chain) makes 1 LLM call before the judge; --hops decompose makes 4-5 for a two-hop
 question: ~80 s measured here while other jobs shared the 2 cores (RAG_THREADS=1), roughly 20-30 s on idle cores.
 
-- Routing lives in router.py: the learned router by default (no model call, ~0.02 ms, 5-fold CV accuracy
-  0.954), the LLM router with --router llm (0.750 on 60 items). Without .rag/router.json the first
+- Routing lives in router.py: the learned router by default (no model call, ~0.02 ms; fitted on the dev halves of
+  golden.json and catalogue/golden.json, 0.896 and 0.915 on their test halves), the LLM router with --router llm
+  (0.750 on 60 items). Without .rag/router.json the first
   smart_answer() fits and saves it (~0.1 s, no embeddings).
 - `chain_answer()` (the smart route for multi-hop questions): one `chain` retrieval (retrieve.py / lab/links.py:
   hop 2 follows the titles and rare names hop 1's passages mention, no model call), one cited answer: one LLM
