@@ -249,14 +249,17 @@ def test_self_rag_skips_retrieval_when_the_model_says_no(monkeypatch):
 
 
 def test_self_rag_keeps_the_best_answer_stops_on_repeats_and_survives_bad_replies(scripted_retrieval):
+    critiques = []
+
     def script(messages, schema):
         system, user = system_of(messages), messages[-1]["content"]
         if system == sr.DECIDE_SYSTEM:
             return "not json"  # out of shape: retrieve anyway, with a warning
         if system == sr.REFINE_SYSTEM:
             return json.dumps({"query": "Medra" if "Queries tried: In which" in user and ";" not in user else QUESTION})
-        if system == sr.CRITIQUE_SYSTEM:
-            return ('{"support": "no", "usefulness": 1}' if 'title="Medra"' in user
+        if system == sr.CRITIQUE_SYSTEM:   # round 2's answer is critiqued worse (by turn: generate() may re-cite it)
+            critiques.append(user)
+            return ('{"support": "no", "usefulness": 1}' if len(critiques) == 2
                     else '{"support": "partially", "usefulness": 3}')
         return self_rag_script(messages, schema)
 
