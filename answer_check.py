@@ -25,7 +25,7 @@ import llm
 import router
 from disputes import agree
 from judge import MAX_SOURCE_CHARS, joined, source_answer
-from lab.answers import NOT_STATED, f1, named_in, normalize_answer, stated_fuller, subject_names
+from lab.answers import NOT_STATED, named_in, normalize_answer, stated_fuller, subject_names, token_f1
 
 HERE = Path(__file__).parent
 CALIBRATIONS = HERE / "models" / "calibration"
@@ -42,10 +42,14 @@ PLACE_RELATIONS = ("located in", "country", "place of", "headquarters", "locatio
 
 def right(answer, item):
     """The lab's label for a right answer: it contains the gold answer or an alias (SQuAD-normalised), or has token
-    F1 >= 0.5 with one. ('the engineer Tomas Vell', {'answer': 'Tomas Vell'}) -> True"""
+    F1 >= 0.5 with one that holds no number it lacks. ('the engineer Tomas Vell', {'answer': 'Tomas Vell'}) -> True;
+    ('KST 112', {'answer': 'KST 118'}) -> False (F1 0.5, but a room code, a date or a count is right only whole)"""
     a = f" {normalize_answer(answer)} "
     golds = [normalize_answer(g) for g in [item["answer"]] + list(item.get("aliases", []))]
-    return any(g and f" {g} " in a for g in golds) or f1(answer, item) >= 0.5
+    if any(g and f" {g} " in a for g in golds):
+        return True
+    numbers = lambda t: set(re.findall(r"\d+", t))
+    return any(token_f1(answer, g) >= 0.5 and numbers(g) <= numbers(normalize_answer(answer)) for g in golds if g)
 
 
 def asked_kind(question):

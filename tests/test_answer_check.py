@@ -36,6 +36,10 @@ def test_right_contains_the_gold_answer_or_has_token_f1_at_least_half():
     item = {"answer": "Adriana Trigiani", "aliases": ["A. Trigiani"]}
     assert ac.right("the writer Adriana Trigiani", item) and ac.right("Trigiani", item)
     assert not ac.right("Don Hall", item) and not ac.right("", item)
+    room = {"answer": "KST 118", "aliases": []}   # token F1 0.5, but another room
+    assert not ac.right("KST 112", room) and ac.right("in room KST 118", room) and ac.right("KST 118", room)
+    assert ac.right("9 March", {"answer": "9 March 2027", "aliases": []}) is False   # a number it lacks
+    assert ac.right("March 9, 2027", {"answer": "9 March 2027", "aliases": []})
 
 
 def test_relevant_asks_for_the_kind_the_question_wants():
