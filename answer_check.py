@@ -25,7 +25,8 @@ import llm
 import router
 from disputes import agree
 from judge import MAX_SOURCE_CHARS, joined, source_answer
-from lab.answers import NOT_STATED, named_in, normalize_answer, stated_fuller, subject_names, token_f1
+from lab.answers import (NOT_STATED, named_in, normalize_answer, numbers_in, stated_fuller, subject_names,
+                         token_f1)
 
 HERE = Path(__file__).parent
 CALIBRATIONS = HERE / "models" / "calibration"
@@ -48,8 +49,8 @@ def right(answer, item):
     golds = [normalize_answer(g) for g in [item["answer"]] + list(item.get("aliases", []))]
     if any(g and f" {g} " in a for g in golds):
         return True
-    numbers = lambda t: set(re.findall(r"\d+", t))
-    return any(token_f1(answer, g) >= 0.5 and numbers(g) <= numbers(normalize_answer(answer)) for g in golds if g)
+    return any(token_f1(answer, g) >= 0.5 and numbers_in(g) <= numbers_in(normalize_answer(answer))
+               for g in golds if g)
 
 
 def asked_kind(question):

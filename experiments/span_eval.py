@@ -5,9 +5,11 @@ the spans answer_span takes from them, on the rows of a results file (the same r
     python -m experiments.span_eval results/answer_check.json golden.json --answers results/cache/answers.jsonl
     python -m experiments.span_eval results/issue45/benchmark_before_test.json catalogue/golden.json --json out.json
 
-Expected output (a second): one row per (rows, split) block: n, answers changed, EM / F1 / right before and after,
-and the changed answers of the dev split (never the test split's, so nothing is chosen on them). A block's split is
-the golden item's (lab.links.split_of). Answers the span rule leaves alone score the same before and after.
+Expected output (a second): one row per (rows, split, type) block: n, answers changed, EM / F1 / right before and
+after, the answers shown verified as the rows were checked and how many of them are right by today's
+answer_check.right (so rows written by older code are labelled as today's are), and the changed answers of the
+dev split (never the test split's, so nothing is chosen on them). A block's split is the golden item's
+(lab.links.split_of). Answers the span rule leaves alone score the same before and after.
 `--answers` also counts, over every cached generate() result in a cache file, the sentences spans.recite would cite
 anew (the judge then reads the passage that states them; that needs the model, so only the count is given here).
 """
@@ -18,7 +20,7 @@ from pathlib import Path
 
 from answer_check import right
 from lab.answers import exact_match, f1
-from lab.cache import write_json
+from lab.cache import Cache, write_json
 from lab.links import split_of
 from lab.spans import answer_span, recite
 
@@ -46,17 +48,17 @@ def score(rows, golden):
             out[side][1] += f1(a, g)
             out[side][2] += right(a, g) and not r.get("idk")
     n = max(1, len(rows))
-    return len(rows), changed, {s: {"em": v[0] / n, "f1": v[1] / n, "right": v[2] / n} for s, v in out.items()}
+    figures = {s: {"em": v[0] / n, "f1": v[1] / n, "right": v[2] / n} for s, v in out.items()}
+    shown = [r for r in rows if r.get("status") == "verified"]   # as the row was checked, labelled by today's right()
+    figures["verified"] = {"n": len(shown), "right": sum(right(r["answer"], golden[r["id"]]) for r in shown)}
+    return len(rows), changed, figures
 
 
 def recited(path):
-    """(answers, sentences, sentences re-cited) over the generate()-shaped results cached in a JSON-lines file."""
+    """(answers, sentences, sentences re-cited) over the generate()-shaped results cached in a cache file."""
     answers = sentences = moved = 0
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
-        try:
-            result = json.loads(line).get("v", {}).get("result")
-        except (ValueError, AttributeError):
-            continue
+    for value in Cache(path.stem, path.parent).data.values():
+        result = value.get("result") if isinstance(value, dict) else None
         if isinstance(result, dict) and "sentences" in result and "passages" in result:
             answers, sentences = answers + 1, sentences + len(result["sentences"])
             moved += len(recite(result["sentences"], result["passages"])[1])
@@ -77,19 +79,22 @@ def main():
         named = blocks(report)
     except (OSError, ValueError) as e:
         sys.exit(f"span_eval: {e}")
-    print(f"{'rows':26} {'n':>4} {'changed':>7}   {'EM':>13} {'F1':>13} {'right':>13}")
+    print(f"{'rows':26} {'n':>4} {'changed':>7}   {'EM':>13} {'F1':>13} {'right':>13} {'verified (right)':>17}")
     figures = {}
     for name, rows in named.items():
-        for split in ("dev", "test"):
-            part = [r for r in rows if r["id"] in golden and split_of(golden[r["id"]]) == split]
+        for split, kind in ((s, k) for s in ("dev", "test") for k in (None, "single", "multi")):
+            part = [r for r in rows if r["id"] in golden and split_of(golden[r["id"]]) == split
+                    and kind in (None, golden[r["id"]]["type"])]
             if not part:
                 continue
             n, changed, s = score(part, golden)
-            label = name if name.endswith(split) else f"{name}/{split}"
+            label = (name if name.endswith(split) else f"{name}/{split}") + (f"/{kind}" if kind else "")
             figures[label] = {"n": n, "changed": len(changed), **s}
             cell = lambda k: f"{s['before'][k]:.3f}->{s['after'][k]:.3f}"
-            print(f"{label:26} {n:>4} {len(changed):>7}   {cell('em'):>13} {cell('f1'):>13} {cell('right'):>13}")
-            for q, b, a, gold in (changed[:args.show] if split == "dev" else []):
+            shown = f"{s['verified']['n']} ({s['verified']['right']})"
+            print(f"{label:26} {n:>4} {len(changed):>7}   {cell('em'):>13} {cell('f1'):>13} {cell('right'):>13} "
+                  f"{shown:>17}")
+            for q, b, a, gold in (changed[:args.show] if split == "dev" and not kind else []):
                 print(f"    {q[:60]!r}: {b[:50]!r} -> {a!r} (gold {gold!r})")
     out = {"results": str(args.results), "golden": str(args.golden), "figures": figures}
     if args.answers:

@@ -49,7 +49,7 @@ def f1(pred, item):
     return max(token_f1(pred, g) for g in [item["answer"]] + list(item.get("aliases", [])))
 
 
-def _numbers(s):
+def numbers_in(s):
     return set(re.findall(r"\d+", s))
 
 
@@ -68,7 +68,7 @@ def answers_match(said, claimed, question=""):
     s, c = normalize_answer(said), normalize_answer(claimed)
     if s in NOT_STATED or not c:
         return False
-    if _numbers(s) != _numbers(c) and re.search(r"\d", c):
+    if numbers_in(s) != numbers_in(c) and re.search(r"\d", c):
         return False  # 'June 6' is not 'June 30', whatever their shared words
     inside = f" {c} " in f" {s} " or f" {s} " in f" {c} "
     if s == c or inside or acronym(said, claimed):
@@ -86,7 +86,7 @@ def stated_fuller(said, claimed, source):
     s, c = normalize_answer(said).split(), normalize_answer(claimed).split()
     if not s or not c or f" {' '.join(c)} " not in f" {normalize_answer(source)} ":
         return False
-    return _numbers(" ".join(s)) <= _numbers(" ".join(c)) and bool((set(s) & set(c)) - COMMON)
+    return numbers_in(" ".join(s)) <= numbers_in(" ".join(c)) and bool((set(s) & set(c)) - COMMON)
 
 
 def named_in(text, answer, share=0.5):
