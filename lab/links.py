@@ -16,28 +16,37 @@ Alfredson"). `chain` (retrieve.py's `method="chain"`) walks one such step:
    row; not already in the question, which hop 1 has covered, nor holding a code the question says);
 3. one score for every candidate, hop-1 ones and reached ones alike:
    relevance to the question (cosine + BM25_WEIGHT * BM25 / best BM25) plus, for a reached chunk, the
-   link's bonus (TITLE_BONUS for a named title, NAME_BONUS * idf share ** IDF_POWER for a shared name) times the
-   seed's relevance relative to the top seed. So a linked chunk must still be about the question, and a
-   single-hop question whose top passages link nowhere useful keeps its fused ranking;
-4. the top hop-1 passage stays first, then the best chunk of each document by that score;
+   link's bonus (TITLE_BONUS for a named title, NAME_BONUS * idf share ** IDF_POWER for a shared name, CODE_BONUS
+   instead of NAME_BONUS for a shared code) times the seed's relevance relative to the top seed. So a linked chunk
+   must still be about the question, and a single-hop question whose top passages link nowhere useful keeps its
+   fused ranking;
+4. the top hop-1 passage stays first, then each document by its best chunk's score; a document cut at headings or
+   pages that a link reached is shown by a chunk the link reached (LINKED_CHUNK: the buildings guide's page that
+   holds 'MRK 305', not its first page, which is the most like "In which building ..."), and the link's source,
+   when it is another chunk of the seed's document (the Contact table that says 'MRK 305'), is shown before it
+   (SHOW_BRIDGE), in the place of the last document: without it no passage shown says whose office that is;
 5. a document reached through a link and cut at its headings or pages is then shown by another chunk: the one most
    relevant to what the question still asks (`rest_of`: its words less those the linking sentence and the source
    chunk's headings say, `said_by`), plus WHOLE_SHARE times relevance to the whole question. The whole question
    repeats hop 1's relation ("the prerequisite of"), so by it alone hop 2 showed AST 210's Prerequisites, not who
-   teaches it. Documents and their order do not change, only the chunk shown.
+   teaches it. A shared name's document is shown by one of the chunks that hold the name. Documents and their order
+   do not change, only the chunk shown.
 Each reached passage records `via`: the seed it was reached from and the title or name that links them.
 
 The constants were chosen on the dev half of golden.json (`split_of`) and reported on the test half:
 results/chain_dev.json; CHAIN_SEEDS, SEED_CHUNKS, TITLE_BONUS, MAX_LINK_DOCS and IDF_POWER on the dev halves of
 golden.json and catalogue/golden.json together (results/issue45/chain.txt); WHOLE_SHARE, REST_BM25 and STEM_CHARS on
-their dev halves by answer-bearing recall (results/issue45/hop2.txt). Names are cached per chunk text
+their dev halves by answer-bearing recall (results/issue45/hop2.txt); CODE_BONUS, LINKED_CHUNK and SHOW_BRIDGE on
+the catalogue's dev half by whether every hop's answer is in a passage of that hop's document (results/issue45/
+bridge.txt; golden.json's figures do not move). Names are cached per chunk text
 (.rag/cache/links.jsonl): an index update recomputes only new or changed chunks; titles are read from the index's
 metadata at load, so an added or renamed document is linked at once.
 Not handled: aliases ("JFK" for "John F. Kennedy"), lower-case names and codes ('room g12'), codes with no capital
 prefix ('2140'), a PDF table's header row (its text layer has no cell separators: the document-frequency rule is
 what keeps its headers from linking), more than one step per call (three- and four-hop questions get one step); a
 synonym of the linking sentence's words ('lecturer' for 'instructor') left in the rest of a question; two chunks of
-one reached document.
+one reached document; a seed's bridge in a chunk other than the seed's and its most relevant one ('In which building
+is HSC 230 taught?' finds its Instructor section, and its room is under Schedule).
 """
 import hashlib
 import math
@@ -55,6 +64,9 @@ BM25_WEIGHT = 0.5           # relevance = cosine + BM25_WEIGHT * bm25 / best bm2
 TITLE_BONUS = 0.4           # a seed names the candidate's title (or a code in it)
 NAME_BONUS = 0.2            # times (log(N/df)/log(N)) ** IDF_POWER of the rarest name a seed and the candidate share
                             # (N, df: documents)
+CODE_BONUS = 0.8            # the same for a shared code ('ARL 212'): an identifier names one thing, as a title does
+LINKED_CHUNK = True         # a reached document cut at headings or pages is shown by a chunk the link reached
+SHOW_BRIDGE = True          # a reached document's link source, when another chunk of the seed's document, is shown too
 IDF_POWER = 2               # squared: a rare code outweighs a department's name
 MAX_LINK_DF = 200           # a name in more chunks than this links nothing ("United States")
 MAX_LINK_DOCS = 0.1         # nor one in more than this share of the documents: what a template says on every page
@@ -183,6 +195,7 @@ class Links:
             self.located[d] |= bool(metas[i].get("section") or metas[i].get("page"))  # its chunks are sections or pages
         # document frequency: a titled chunk repeats its title's names, so a long document would count many times
         self.docs_of = {n: len({self.doc[i] for i in ix}) for n, ix in self.by_name.items()}
+        self.codes = set().union(*(codes(t) for t in texts)) if texts else set()
         self.n_docs = max(len(set(self.doc)), 2)
         self.computed = len(new)
 
@@ -201,7 +214,7 @@ class Links:
             boilerplate = len(self.by_name[key]) > MAX_LINK_DF or df > max(MAX_LINK_DOCS * n, MIN_LINK_DOCS)
             if boilerplate or f" {key} " in asked or any(f" {c} " in f" {key} " for c in asked_codes):
                 continue
-            bonus = NAME_BONUS * (math.log(n / df) / math.log(n)) ** IDF_POWER
+            bonus = (CODE_BONUS if key in self.codes else NAME_BONUS) * (math.log(n / df) / math.log(n)) ** IDF_POWER
             for j in self.by_name[key]:
                 if self.doc[j] != self.doc[i] and bonus > name.get(j, (0,))[0]:
                     name[j] = (bonus, key)
@@ -270,7 +283,7 @@ def chain_rank(fused, cosine, bm25, links, texts, question, k, rescore=None):
     rel.update({j: cos[j] + BM25_WEIGHT * float(bm25[j]) / best_bm25 for j in extra})
     cands = set(i for i, _ in fused).union(*reached.values())
     top = rel[seeds[0]] or 1.0
-    best = {}
+    best, linked = {}, {}
     for j in cands:
         via, bonus = None, 0.0
         for s in seeds:
@@ -283,6 +296,14 @@ def chain_rank(fused, cosine, bm25, links, texts, question, k, rescore=None):
         d = links.doc[j]
         if d not in best or score > best[d][1]:
             best[d] = (j, score, via)
+        if via and (d not in linked or score > linked[d][1]):
+            linked[d] = (j, score, via)
+    for d, (j, score, via) in linked.items():
+        # the document ranks by its best chunk, but a page or section the link did not reach is not the one that
+        # answers: 'In which building is the office of X' reaches the buildings guide by X's room code, whose page
+        # names the building, while its first page ('how rooms are numbered') is the most like the question
+        if LINKED_CHUNK and links.located[d]:
+            best[d] = (j, max(score, best[d][1]), via)
     best.pop(links.doc[seeds[0]])  # hop 1's top passage leads, as found (a link back to it adds nothing)
     ranked = sorted(best.values(), key=lambda t: (-t[1], t[0]))[:k - 1]
     for n, (j, score, via) in enumerate(ranked):
@@ -292,8 +313,19 @@ def chain_rank(fused, cosine, bm25, links, texts, question, k, rescore=None):
         rest = located and rest_of(question, said_by(texts[via["from"]], via["name"]))
         if rest:
             chunks = links.chunks_of[links.doc[j]]
+            if LINKED_CHUNK and via["kind"] == "name":   # a shared name reaches the chunks that hold it, not the page
+                chunks = [c for c in chunks if via["name"] in links.names[c]] or chunks
             by, whole = rescore(rest, chunks), cosine(chunks) if WHOLE_SHARE else {}
             by = {c: by[c] + WHOLE_SHARE * (whole[c] + BM25_WEIGHT * float(bm25[c]) / best_bm25) if whole else by[c]
                   for c in chunks}
             ranked[n] = (max(by, key=lambda c: (by[c], -c)), score, via)
-    return [(seeds[0], rel[seeds[0]], None)] + ranked
+    out = [(seeds[0], rel[seeds[0]], None)]
+    for j, score, via in ranked:
+        # the link's source, when not hop 1's top chunk, holds the bridge (the Contact table that names the office
+        # 'ARL 212' the buildings page is reached by): without it the passages shown never connect the two hops
+        c = via and via["from"]
+        if SHOW_BRIDGE and c not in (None, seeds[0]) and c not in [o[0] for o in out] and len(out) + 2 <= k:
+            out.append((c, rel[c], None))
+        out.append((j, score, via))
+    out = out[:k]
+    return out

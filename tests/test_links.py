@@ -203,3 +203,30 @@ def test_answer_bearing_recall_reads_each_hops_answer_in_the_passages():
     assert retrieve.answers_held(both, retrieve.hop_answers(item)) == (1.0, 1.0)
     assert retrieve.answers_held([{"text": "AST 2100 ... Odunsi-Hale"}], retrieve.hop_answers(item)) == (1.0, 0.0)
     assert retrieve.hop_answers({"type": "multi", "answer": "yes", "aliases": []}) == []   # names nothing
+
+
+def test_a_code_reaches_the_page_that_holds_it_and_the_bridge_is_shown(tmp_path, monkeypatch):
+    """'In which building is the office of X?': X's Contact table names the room, the buildings guide's page for that
+    room names the building. Its first page is the most like the question, and X's first chunk never says the room."""
+    import numpy as np
+    texts, lk = _links(tmp_path, {
+        "staff": ("Dr Anwen Rooke", ["Dr Anwen Rooke is a lecturer in history.", "Contact\nOffice | MRK 305"]),
+        "guide": ("Buildings and rooms", [
+            "How rooms are numbered\nEvery room in a building has its code. The office of a porter is in each"
+            " building.",
+            "Marrick Hall\nMarrick Hall (code MRK) is the oldest building.\nMRK 305 Office 2",
+            "Quenby Laboratories\nQNL 120 Laboratory 30"]),
+        "library": ("Library guide", ["The library opens at nine."])})
+    words = lambda t: set(re.findall(r"\w+", t.lower()))
+    q = "In which building is the office of Dr Anwen Rooke?"
+    cosine = lambda chunks: {c: len(words(q) & words(texts[c])) / 10 for c in chunks}
+    args = ([(0, 1.0), (2, 0.5)], cosine, np.zeros(len(texts)), lk, texts, q, 3)
+    assert [j for j, _, _ in links.chain_rank(*args)] == [0, 1, 3]   # X, X's office (the bridge), Marrick Hall's page
+    got = links.chain_rank(*args)[2][2]
+    assert got["from"] == 1 and got["name"] == "mrk 305"
+    monkeypatch.setattr(links, "LINKED_CHUNK", False)   # the page most like the question: not the one that answers
+    assert [j for j, _, _ in links.chain_rank(*args)] == [0, 2]
+    monkeypatch.setattr(links, "LINKED_CHUNK", True)
+    monkeypatch.setattr(links, "SHOW_BRIDGE", False)    # the building, but nothing says it is X's office
+    assert [j for j, _, _ in links.chain_rank(*args)] == [0, 3]
+    assert "mrk 305" in lk.codes and "dr anwen rooke" not in lk.codes
