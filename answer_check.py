@@ -4,7 +4,8 @@ sentence against its sources; this checks the headline, in three parts, and comb
 - stated (no model call): a supported sentence states the short answer (or, for yes/no, the supported sentences
   name what the question compares). A headline no sentence states is never verified.
 - relevant (no model call): the answer is the kind of thing the question asks for: a date for "when", a number
-  for "how many", yes/no for "Is ...?", one of the options for "X or Y?", never a bare year for "where"/"who".
+  for "how many", yes/no for "Is ...?", one of the options for "X or Y?", never a bare year for "where"/"who". An
+  answer of the wrong kind is never verified: 'KST 206', a room's code, for "In which building ..." (CODE_NOUNS).
 - agreed (at most one model call, cached): the cited passages, read in the order the sentences cite them (passage
   A gives the bridge, then passage B the answer), are asked the question on their own (judge.source_answer);
   their answer must match the short answer. When the sentence that states the answer was judged by the same
@@ -25,6 +26,7 @@ import llm
 import router
 from disputes import agree
 from judge import MAX_SOURCE_CHARS, joined, source_answer
+from lab.links import CODE
 from lab.answers import (NOT_STATED, named_in, normalize_answer, numbers_in, stated_fuller, subject_names,
                          token_f1)
 
@@ -38,6 +40,9 @@ NUMBER_WORDS = set("zero one two three four five six seven eight nine ten eleven
                    "hundred thousand million billion dozen".split())
 DATE_RELATIONS = ("inception", "date", "point in time", "start time", "end time", "publication date", "founded",
                   "dissolved", "abolished", "year")
+# what a code ('KST 206', 'MAR/2140', 'C-12') can name: "In which room" takes one, "In which building" does not
+CODE_NOUNS = {"room", "office", "course", "module", "class", "code", "number", "unit", "reference", "laboratory", "lab",
+              "studio", "seat", "page", "section", "form", "level", "grade", "version", "model", "extension"}
 PLACE_RELATIONS = ("located in", "country", "place of", "headquarters", "location", "continent", "capital")
 
 
@@ -96,7 +101,12 @@ def _bare_number(answer):
 
 
 def relevant(question, answer):
-    """(fits, reason): whether the answer is the kind the question asks for (asked_kind); None kinds always fit."""
+    """(fits, reason): whether the answer is the kind the question asks for (asked_kind); None kinds always fit,
+    but a bare code answers "which <noun>" only for a noun that codes number (CODE_NOUNS): ('In which building is
+    the office of X?', 'KST 206') -> False; ('In which room is MUS 320 taught?', 'KST 112') -> True."""
+    noun = re.match(r"^(?:in |at |from |to |on |for )?(?:what|which) (\w+)", question.strip().lower())
+    if noun and CODE.fullmatch(answer.strip()) and noun.group(1).rstrip("s") not in CODE_NOUNS:
+        return False, f"the question asks for a {noun.group(1)}; '{answer}' is a code (of a room, a course), not one"
     kind = asked_kind(question)
     if kind is None:
         fits = not _is_yesno(answer)
@@ -293,11 +303,11 @@ def check(result, verdicts, dispute=None, cal=False):
         status = "unanswered"
     elif dispute and dispute.get("disputed"):
         status, reasons = "disputed", reasons + ["the passages give different answers"]
-    elif cal and ok_stated and s >= cal["threshold"]:
+    elif cal and ok_stated and ok_relevant and s >= cal["threshold"]:   # never an answer of the wrong kind
         status = "verified"
     else:
         status = "supported"
-        if cal and ok_stated:
+        if cal and ok_stated and ok_relevant:
             reasons.append(f"score {s:.2f} is below the threshold {cal['threshold']:.2f}")
         elif not cal and base["calibration"] == "none":
             reasons.append(f"no calibration for {llm.engine_info()['model']}: run python -m "

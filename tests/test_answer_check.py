@@ -162,3 +162,18 @@ def test_the_ptrue_probe_puts_the_answer_as_a_claim_to_the_cited_chain():
     assert user.index("Big Stone Gap is") < user.index("Don Hall is")    # the chain, bridge first
     assert user.endswith('Claim: The answer to "Who directed the 2014 film Big Stone Gap?" is Adriana Trigiani.')
     assert "Don Hall" in probe.source_of(row, r, "prompt") and probe.source_of(row, r, "prompt").startswith("Don Hall")
+
+
+def test_a_code_answers_which_room_but_not_which_building():
+    assert not ac.relevant("In which building is the office of Dr Teo Mensah?", "KST 206")[0]
+    assert "is a code" in ac.relevant("In which building is the office of Dr Teo Mensah?", "KST 206")[1]
+    assert ac.relevant("In which building is the office of Dr Teo Mensah?", "Kestle Hall")[0]
+    assert ac.relevant("In which room is MUS 320 taught?", "KST 112")[0]
+    assert ac.relevant("Which courses have MAR/2140 as a prerequisite?", "MAR/2150")[0]
+    assert ac.relevant("Where is the office of Dr Teo Mensah?", "KST 206")[0]
+    s = [("The office of Dr Teo Mensah is KST 206.", ["S2"], True)]   # stated and agreed: it would score 0.88
+    r = result("KST 206", s, "In which building is the office of Dr Teo Mensah?")
+    with llm.use_model(scripted_answer("KST 206")):
+        checked = ac.check(r, verdicts(s), cal=CAL)
+    assert checked["score"] >= CAL["threshold"] and checked["status"] == "supported"   # the wrong kind: not verified
+    assert "is a code" in " ".join(checked["reasons"])
