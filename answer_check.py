@@ -49,8 +49,10 @@ PLACE_RELATIONS = ("located in", "country", "place of", "headquarters", "locatio
 def right(answer, item):
     """The lab's label for a right answer: it contains the gold answer or an alias (SQuAD-normalised), or has token
     F1 >= 0.5 with one that holds no number it lacks. ('the engineer Tomas Vell', {'answer': 'Tomas Vell'}) -> True;
-    ('KST 112', {'answer': 'KST 118'}) -> False (F1 0.5, but a room code, a date or a count is right only whole)"""
-    a = f" {normalize_answer(answer)} "
+    ('KST 112', {'answer': 'KST 118'}) -> False (F1 0.5, but a room code, a date or a count is right only whole);
+    ('09:00-10:30', {'answer': '09:00'}) -> True"""
+    # a range's ends are whole too: '09:00-10:30' holds '09:00' (normalising alone glues it into '09001030')
+    a = f" {normalize_answer(answer)} {normalize_answer(re.sub(r'[-–—/]', ' ', answer))} "
     golds = [normalize_answer(g) for g in [item["answer"]] + list(item.get("aliases", []))]
     if any(g and f" {g} " in a for g in golds):
         return True
@@ -103,11 +105,17 @@ def _bare_number(answer):
 def relevant(question, answer):
     """(fits, reason): whether the answer is the kind the question asks for (asked_kind); None kinds always fit,
     but a bare code answers "which <noun>" only for a noun that codes number (CODE_NOUNS): ('In which building is
-    the office of X?', 'KST 206') -> False; ('In which room is MUS 320 taught?', 'KST 112') -> True."""
-    noun = re.match(r"^(?:in |at |from |to |on |for )?(?:what|which) (\w+)", question.strip().lower())
+    the office of X?', 'KST 206') -> False; ('In which room is MUS 320 taught?', 'KST 112') -> True. Nor does an
+    answer that repeats a code the question names: ('In which building is ARC 120 taught?', 'ARC 120 Drawing')
+    -> False."""
+    noun = re.match(r"^(?:in |at |from |to |on |for )?(?:what|which) (?:other |one |two |three )?(\w+)",
+                    question.strip().lower())
     if noun and CODE.fullmatch(answer.strip()) and noun.group(1).rstrip("s") not in CODE_NOUNS:
         return False, f"the question asks for a {noun.group(1)}; '{answer}' is a code (of a room, a course), not one"
     kind = asked_kind(question)
+    echoed = set(CODE.findall(answer)) & set(CODE.findall(question))
+    if echoed and kind not in ("choice", "yesno"):   # 'ARC 120 Drawing and Representation' for "... ARC 120 taught?"
+        return False, f"'{answer}' repeats {sorted(echoed)[0]}, which the question names"
     if kind is None:
         fits = not _is_yesno(answer)
         return fits, "" if fits else f"'{answer}' answers yes/no to a question that asks for something else"

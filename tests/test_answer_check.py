@@ -177,3 +177,12 @@ def test_a_code_answers_which_room_but_not_which_building():
         checked = ac.check(r, verdicts(s), cal=CAL)
     assert checked["score"] >= CAL["threshold"] and checked["status"] == "supported"   # the wrong kind: not verified
     assert "is a code" in " ".join(checked["reasons"])
+
+
+def test_an_answer_that_repeats_the_questions_code_answers_nothing_and_a_range_holds_its_ends():
+    assert not ac.relevant("In which building is ARC 120 taught?", "ARC 120 Drawing and Representation")[0]
+    assert "repeats ARC 120" in ac.relevant("In which building is ARC 120 taught?", "ARC 120 Drawing")[1]
+    assert ac.relevant("Which other course does the instructor of ARC 120 teach?", "ARC 240")[0]
+    assert ac.relevant("Is ARC 120 or ARC 240 taught in spring?", "ARC 240")[0]   # a choice names its options
+    assert ac.right("09:00-10:30", {"answer": "09:00", "aliases": []})
+    assert not ac.right("09:30-10:30", {"answer": "09:00", "aliases": []})
