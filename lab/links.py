@@ -10,10 +10,11 @@ Alfredson"). `chain` (retrieve.py's `method="chain"`) walks one such step:
    relevant to the question: a page's bridge, its prerequisite's code or its room, is often in another section
    than the one hop 1 found), the chunks of every document whose title it names (`ngram_keys`, the titles
    extractor graph_index.py uses; a code in a title names its document too: 'passed BIO 214' names the page
-   titled 'BIO 214 Microbial Diversity') and every chunk that shares a rare name with it (`names`: runs of capitalised
-   words on one line, and codes such as 'BIO 214', 'MAR/2140', 'C-12'; "rare": in at most MAX_LINK_DF chunks and
-   MAX_LINK_DOCS of the documents, so what a template repeats on every page is no link; not a table's header
-   row; not already in the question, which hop 1 has covered, nor holding a code the question says);
+   titled 'BIO 214 Microbial Diversity', and so does what follows a title's colon: 'taught by Dr Wren Albescu'
+   names 'Curriculum Vitae: Dr Wren Albescu') and every chunk that shares a rare name with it (`names`: runs of
+   capitalised words on one line, and codes such as 'BIO 214', 'MAR/2140', 'C-12'; "rare": in at most MAX_LINK_DF
+   chunks and MAX_LINK_DOCS of the documents, so what a template repeats on every page is no link; not a table's
+   header row; not already in the question, which hop 1 has covered, nor holding a code the question says);
 3. one score for every candidate, hop-1 ones and reached ones alike:
    relevance to the question (cosine + BM25_WEIGHT * BM25 / best BM25) plus, for a reached chunk, the
    link's bonus (TITLE_BONUS for a named title, NAME_BONUS * idf share ** IDF_POWER for a shared name, CODE_BONUS
@@ -36,9 +37,9 @@ Each reached passage records `via`: the seed it was reached from and the title o
 The constants were chosen on the dev half of golden.json (`split_of`) and reported on the test half:
 results/chain_dev.json; CHAIN_SEEDS, SEED_CHUNKS, TITLE_BONUS, MAX_LINK_DOCS and IDF_POWER on the dev halves of
 golden.json and catalogue/golden.json together (results/issue45/chain.txt); WHOLE_SHARE, REST_BM25 and STEM_CHARS on
-their dev halves by answer-bearing recall (results/issue45/hop2.txt); CODE_BONUS, LINKED_CHUNK and SHOW_BRIDGE on
-the catalogue's dev half by whether every hop's answer is in a passage of that hop's document (results/issue45/
-bridge.txt; golden.json's figures do not move). Names are cached per chunk text
+their dev halves by answer-bearing recall (results/issue45/hop2.txt); CODE_BONUS, LINKED_CHUNK, SHOW_BRIDGE and
+TITLE_AFTER_COLON on the catalogue's dev half by whether every hop's answer is in a passage of that hop's document
+(results/issue45/bridge.txt; golden.json's figures do not move). Names are cached per chunk text
 (.rag/cache/links.jsonl): an index update recomputes only new or changed chunks; titles are read from the index's
 metadata at load, so an added or renamed document is linked at once.
 Not handled: aliases ("JFK" for "John F. Kennedy"), lower-case names and codes ('room g12'), codes with no capital
@@ -65,6 +66,7 @@ TITLE_BONUS = 0.4           # a seed names the candidate's title (or a code in i
 NAME_BONUS = 0.2            # times (log(N/df)/log(N)) ** IDF_POWER of the rarest name a seed and the candidate share
                             # (N, df: documents)
 CODE_BONUS = 0.8            # the same for a shared code ('ARL 212'): an identifier names one thing, as a title does
+TITLE_AFTER_COLON = True    # a title's part after its colon is a title too
 LINKED_CHUNK = True         # a reached document cut at headings or pages is shown by a chunk the link reached
 SHOW_BRIDGE = True          # a reached document's link source, when another chunk of the seed's document, is shown too
 IDF_POWER = 2               # squared: a rare code outweighs a department's name
@@ -186,7 +188,9 @@ class Links:
                 self.by_name[n].append(i)
         for i, m in enumerate(metas):
             # a title's codes name its document too: 'BIO 214 Microbial Diversity' is what 'passed BIO 214' means
-            for key in dict.fromkeys([normalize(m["title"])] + codes(m["title"])):
+            # and so does what follows a title's colon: 'Curriculum Vitae: Dr Wren Albescu' is Dr Wren Albescu's page
+            named = [normalize(m["title"].split(":", 1)[1])] if TITLE_AFTER_COLON and ":" in m["title"] else []
+            for key in dict.fromkeys([normalize(m["title"])] + codes(m["title"]) + [n for n in named if n]):
                 self.by_title[key].append(i)
         self.doc = [m["doc"] for m in metas]
         self.chunks_of, self.located = defaultdict(list), defaultdict(bool)

@@ -230,3 +230,12 @@ def test_a_code_reaches_the_page_that_holds_it_and_the_bridge_is_shown(tmp_path,
     monkeypatch.setattr(links, "SHOW_BRIDGE", False)    # the building, but nothing says it is X's office
     assert [j for j, _, _ in links.chain_rank(*args)] == [0, 3]
     assert "mrk 305" in lk.codes and "dr anwen rooke" not in lk.codes
+
+
+def test_what_follows_a_titles_colon_names_its_document(tmp_path):
+    texts, lk = _links(tmp_path, {
+        "dsc-120": ("DSC 120 Statistics", ["The course is taught by Dr Wren Albescu."]),
+        "cv": ("Curriculum Vitae: Dr Wren Albescu", ["Albescu earned a PhD at the University of Sorrel Bay."]),
+        "cv2": ("Curriculum Vitae: Dr Tobias Kang", ["Kang earned a PhD at Elsmere."])})
+    got = lk.reached(0, texts[0], links.normalize("Where did the instructor of DSC 120 earn a PhD?"), ["dsc 120"])
+    assert got[1][1:] == ("title", "dr wren albescu") and 2 not in got
