@@ -17,7 +17,7 @@ answer_check.check would: verified when its status was verified or supported, a 
 answer, the answer is of the kind asked, and the score reaches the threshold (the other statuses do not read the
 calibration). Per group and question type: n, right, verified, their precision, and coverage (the share of right
 answers shown verified). --write saves the calibration as the answering model's (models/calibration/), which the
-lab then reads.
+lab then reads; --current fits nothing and reports under the calibration in force, for a before/after.
 Not handled: rows whose features an older answer check computed under other names (they are left out and counted).
 """
 import argparse
@@ -82,6 +82,7 @@ def main():
     ap.add_argument("runs", nargs="+", help="run.json:golden.json (rows of answer_check_eval or benchmark)")
     ap.add_argument("--target", type=float, default=0.90, help="precision of verified to keep on dev, per group")
     ap.add_argument("--write", action="store_true", help="save the calibration for the answering model")
+    ap.add_argument("--current", action="store_true", help="fit nothing: report under the calibration in force")
     ap.add_argument("--json", type=Path, help="write the calibration and both tables here")
     args = ap.parse_args()
     try:
@@ -94,9 +95,15 @@ def main():
         print(f"left out {sum(tuple(sorted(r['features'])) != keep for r in rows)} rows with other features")
         rows = [r for r in rows if tuple(sorted(r["features"])) == keep]
     dev, test = [r for r in rows if r["split"] == "dev"], [r for r in rows if r["split"] == "test"]
-    cal = fit([{**r, "pattern": r["group"]} for r in dev], args.target)
-    cal["fitted_on"] = sorted({r["group"] for r in dev})
-    print(f"fitted on {cal['dev_rows']} dev rows ({', '.join(cal['fitted_on'])}): threshold {cal['threshold']}")
+    if args.current:
+        cal = answer_check.calibration()
+        if not cal:
+            sys.exit("calibrate_pooled: the answering model has no calibration to report")
+        print(f"the calibration in force ({answer_check.calibration_name(cal)}): threshold {cal['threshold']}")
+    else:
+        cal = fit([{**r, "pattern": r["group"]} for r in dev], args.target)
+        cal["fitted_on"] = sorted({r["group"] for r in dev})
+        print(f"fitted on {cal['dev_rows']} dev rows ({', '.join(cal['fitted_on'])}): threshold {cal['threshold']}")
     print("  " + ", ".join(f"{f} {c:+.2f}" for f, c in zip(cal["features"], cal["coef"])) + f", intercept "
           f"{cal['intercept']:+.2f}")
     tables = {"dev": table(dev, cal), "test": table(test, cal)}
@@ -107,7 +114,7 @@ def main():
             print(f"{'':5} {group:18} {kind:7} {f['n']:>4} {f['right']:>6} {f['verified']:>9} "
                   + "".join(f"{'-' if f[c] is None else f[c]:>{w}}" for c, w in
                             (("precision", 11), ("coverage", 10), ("unanswerable_verified", 11))))
-    if args.write:
+    if args.write and not args.current:
         answer_check.CALIBRATIONS.mkdir(parents=True, exist_ok=True)
         write_json(answer_check.calibration_path(), cal)
         print(f"\nwrote {answer_check.calibration_path()}")
