@@ -117,11 +117,9 @@ def main():
     if args.write and not args.current:
         answer_check.CALIBRATIONS.mkdir(parents=True, exist_ok=True)
         write_json(answer_check.calibration_path(), cal)
-        print(f"\nwrote {answer_check.calibration_path()}")
     if args.json:
         write_json(args.json, {"calibration": cal, "runs": args.runs,
                                "figures": {s: {f"{g}/{k}": v for (g, k), v in t.items()} for s, t in tables.items()}})
-        print(f"wrote {args.json}")
 
 
 if __name__ == "__main__":
