@@ -27,8 +27,8 @@ import router
 from disputes import agree
 from judge import MAX_SOURCE_CHARS, joined, source_answer
 from lab.links import CODE
-from lab.answers import (NOT_STATED, named_in, normalize_answer, numbers_in, stated_fuller, subject_names,
-                         token_f1)
+from lab.answers import (NOT_STATED, named_in, normalize_answer, numbers_in, spaced, stated_fuller,
+                         subject_names, token_f1)
 
 HERE = Path(__file__).parent
 CALIBRATIONS = HERE / "models" / "calibration"
@@ -52,7 +52,7 @@ def right(answer, item):
     ('KST 112', {'answer': 'KST 118'}) -> False (F1 0.5, but a room code, a date or a count is right only whole);
     ('09:00-10:30', {'answer': '09:00'}) -> True"""
     # a range's ends are whole too: '09:00-10:30' holds '09:00' (normalising alone glues it into '09001030')
-    a = f" {normalize_answer(answer)} {normalize_answer(re.sub(r'[-–—/]', ' ', answer))} "
+    a = f" {normalize_answer(answer)} {spaced(answer)} "
     golds = [normalize_answer(g) for g in [item["answer"]] + list(item.get("aliases", []))]
     if any(g and f" {g} " in a for g in golds):
         return True
@@ -269,6 +269,13 @@ def score(feats, cal):
     return 1 / (1 + math.exp(-z))
 
 
+def passes(feats, cal):
+    """The calibration's own test of an answer the sources neither left unanswered nor disputed: a supported sentence
+    states it, it is the kind asked (never an answer of the wrong kind), and its score, rounded as rows show it,
+    reaches the threshold."""
+    return bool(feats["stated"]) and bool(feats["relevant"]) and round(score(feats, cal), 4) >= cal["threshold"]
+
+
 STATUS_TEXT = {
     "verified": "verified: the sentences are supported and the answer is confirmed",
     "supported": "the sentences are supported, but the answer is not confirmed",
@@ -311,7 +318,7 @@ def check(result, verdicts, dispute=None, cal=False):
         status = "unanswered"
     elif dispute and dispute.get("disputed"):
         status, reasons = "disputed", reasons + ["the passages give different answers"]
-    elif cal and ok_stated and ok_relevant and s >= cal["threshold"]:   # never an answer of the wrong kind
+    elif cal and passes(feats, cal):
         status = "verified"
     else:
         status = "supported"

@@ -138,11 +138,7 @@ class Retriever:
         doc, first = self.metas[chosen[0][0]]["doc"], chosen[0][0]
         if not any(self.metas[i].get("section") or self.metas[i].get("page") for i in self.by_doc[doc]):
             return chosen   # a prose text cut by length: its pieces continue each other
-        more = {}
-        for hits in (dense_hits, bm25_hits):
-            for rank, (i, _) in enumerate(hits):
-                if i != first and self.metas[i]["doc"] == doc:
-                    more[i] = more.get(i, 0.0) + 1.0 / (RRF_K + rank + 1)
+        more = rrf(dense_hits, bm25_hits, lambda i: i != first and self.metas[i]["doc"] == doc)
         if not more:
             return chosen
         second, rest = max(more, key=lambda i: (more[i], -i)), chosen[1:]
@@ -207,13 +203,20 @@ def get_retriever(corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER):
     return _RETRIEVERS[key]
 
 
-def fuse(dense_hits, bm25_hits, doc_of, k):
-    """Reciprocal rank fusion of two ranked lists of chunk indexes, one chunk per document, with the
-    top BM25 chunk guaranteed a place. ([(3, .9), (5, .8)], [(5, 12.), (7, 9.)]) -> [(5, .0328..), ...]"""
+def rrf(dense_hits, bm25_hits, keep=lambda i: True):
+    """{chunk: reciprocal-rank-fusion score} over both ranked lists, for the chunks `keep` accepts."""
     fused = {}
     for hits in (dense_hits, bm25_hits):
         for rank, (i, _) in enumerate(hits):
-            fused[i] = fused.get(i, 0.0) + 1.0 / (RRF_K + rank + 1)
+            if keep(i):
+                fused[i] = fused.get(i, 0.0) + 1.0 / (RRF_K + rank + 1)
+    return fused
+
+
+def fuse(dense_hits, bm25_hits, doc_of, k):
+    """Reciprocal rank fusion of two ranked lists of chunk indexes, one chunk per document, with the
+    top BM25 chunk guaranteed a place. ([(3, .9), (5, .8)], [(5, 12.), (7, 9.)]) -> [(5, .0328..), ...]"""
+    fused = rrf(dense_hits, bm25_hits)
     ranked, seen = [], set()
     for i in sorted(fused, key=lambda i: (-fused[i], i)):
         if doc_of(i) not in seen:

@@ -11,14 +11,8 @@ No model call. Not handled: items without a decomposition count "chain" as "last
 import argparse
 
 from lab import links
-from lab.answers import normalize_answer
 from retrieve import answers_held, eval_items, get_retriever, hop_answers
 from vector_index import embed
-
-
-def held(text, answer):
-    """The answer's words in the text, SQuAD-normalised and word-bounded. ('In MRK 305.', 'mrk 305') -> True"""
-    return f" {normalize_answer(answer)} " in f" {normalize_answer(text)} "
 
 
 def measure(items, vecs, retriever, k):
@@ -34,7 +28,7 @@ def measure(items, vecs, retriever, k):
             single.append(last)
             continue
         dec = item.get("decomposition", [])
-        chain = all(any(p["doc"] == h["doc"] and held(p["text"], h["answer"]) for p in passages) for h in dec)
+        chain = all(any(p["doc"] == h["doc"] and answers_held([p], [[h["answer"]]])[0] for p in passages) for h in dec)
         multi.append((last, float(chain) if dec else last))
     mean = lambda xs: sum(xs) / max(len(xs), 1)
     return mean([m[0] for m in multi]), mean([m[1] for m in multi]), mean(single), len(multi), len(single)

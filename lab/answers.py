@@ -89,11 +89,16 @@ def stated_fuller(said, claimed, source):
     return numbers_in(" ".join(s)) <= numbers_in(" ".join(c)) and bool((set(s) & set(c)) - COMMON)
 
 
+def spaced(text):
+    """normalize_answer with hyphens, dashes and slashes as spaces first: 'Mecklenburg-Schwerin' -> 'mecklenburg
+    schwerin', '09:00-10:30' -> '0900 1030' (normalising alone glues them into one word)."""
+    return normalize_answer(re.sub(r"[-–/]", " ", text))
+
+
 def named_in(text, answer, share=0.5):
     """At least `share` of the answer's words occur in the text.
     ('... engineer Tomas Vell ...', 'Tomas Vell') -> True"""
-    split = lambda t: normalize_answer(re.sub(r"[-–/]", " ", t)).split()  # 'Mecklenburg-Schwerin' names Mecklenburg
-    words, found = split(answer), set(split(text))
+    words, found = spaced(answer).split(), set(spaced(text).split())   # 'Mecklenburg-Schwerin' names Mecklenburg
     return bool(words) and sum(w in found for w in words) / len(words) >= share
 
 
