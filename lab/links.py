@@ -78,6 +78,8 @@ MIN_KEY_CHARS = 3           # shorter normalized names never match inside a ques
 HEADING_WORDS = 8           # a line this short with no sentence end is a heading (said_by)
 WHOLE_SHARE = 1.0           # a reached document's chunk: relevance to the rest of the question + this * to the whole
 REST_BM25 = 2.0             # relevance to the rest: cosine + REST_BM25 * bm25 / best bm25
+REST_RANK = 0.25            # a reached document's score adds this * its best chunk's relevance to the rest
+REST_DOCS = 8               # (for the best-scored this many reached documents)
 STEM_CHARS = 5              # words agreeing on this many first letters cover each other (rest_of)
 _FUNCTION = {"who", "whom", "whose", "what", "which", "where", "when", "why", "how", "is", "are", "was", "were", "do",
              "does", "did", "the", "a", "an", "of", "in", "on", "at", "to", "for", "by", "with", "and", "or", "that",
@@ -308,6 +310,14 @@ def chain_rank(fused, cosine, bm25, links, texts, question, k, rescore=None):
         # names the building, while its first page ('how rooms are numbered') is the most like the question
         if LINKED_CHUNK and links.located[d]:
             best[d] = (j, max(score, best[d][1]), via)
+    if REST_RANK and rescore:
+        # what the question still asks ranks the documents a link reached, not only the chunk each shows: 'How many
+        # seats does the room where GEO 101 is taught have?' reaches the lecturer's profile by name and the buildings
+        # page by the room's code; only the second speaks of seats
+        for d, (j, score, via) in sorted(linked.items(), key=lambda t: -t[1][1])[:REST_DOCS]:
+            if d != links.doc[seeds[0]] and (rest := rest_of(question, said_by(texts[via["from"]], via["name"]))):
+                by = rescore(rest, links.chunks_of[d])
+                best[d] = (best[d][0], best[d][1] + REST_RANK * max(by.values()), best[d][2])
     best.pop(links.doc[seeds[0]])  # hop 1's top passage leads, as found (a link back to it adds nothing)
     ranked = sorted(best.values(), key=lambda t: (-t[1], t[0]))[:k - 1]
     for n, (j, score, via) in enumerate(ranked):

@@ -188,9 +188,10 @@ def test_a_reached_document_is_shown_by_its_chunk_for_what_the_question_still_as
     whole = links.chain_rank(*args)
     assert [j for j, _, _ in whole] == [0, 1]     # by the whole question: AST 210's prerequisite again
     rest = links.chain_rank(*args, rescore=lambda t, chunks: {c: 10 * v for c, v in overlap(t, chunks).items()})
-    assert [j for j, _, _ in rest] == [0, 2] and rest[1][1:] == whole[1][1:]   # its teaching; same score and link
+    assert [j for j, _, _ in rest] == [0, 2] and rest[1][2] == whole[1][2]   # its teaching, by the same link
     lk.located["ast-210"] = False     # a prose text cut by length: its pieces are not sections, the choice stands
-    assert links.chain_rank(*args, rescore=lambda t, cs: {c: 10 * v for c, v in overlap(t, cs).items()}) == whole
+    prose = links.chain_rank(*args, rescore=lambda t, cs: {c: 10 * v for c, v in overlap(t, cs).items()})
+    assert [(j, via) for j, _, via in prose] == [(j, via) for j, _, via in whole]
 
 
 def test_answer_bearing_recall_reads_each_hops_answer_in_the_passages():
@@ -239,3 +240,25 @@ def test_what_follows_a_titles_colon_names_its_document(tmp_path):
         "cv2": ("Curriculum Vitae: Dr Tobias Kang", ["Kang earned a PhD at Elsmere."])})
     got = lk.reached(0, texts[0], links.normalize("Where did the instructor of DSC 120 earn a PhD?"), ["dsc 120"])
     assert got[1][1:] == ("title", "dr wren albescu") and 2 not in got
+
+
+def test_what_the_question_still_asks_ranks_the_documents_a_link_reached(tmp_path, monkeypatch):
+    """'How many seats does the room where GEO 101 is taught have?': the course page links to its lecturer's profile
+    by title (a strong link) and to the buildings page by the room's code; only the second speaks of seats."""
+    import numpy as np
+    texts, lk = _links(tmp_path, {
+        "geo-101": ("GEO 101 Earth Materials", ["Teaching\nTaught by Prof. Ottoline Brisk. Classes meet in ARL 115."]),
+        "brisk": ("Prof. Ottoline Brisk", ["Prof. Ottoline Brisk teaches geology."]),
+        "guide": ("Buildings and rooms", ["Ashby Rock Laboratory\nARL 115: a room of 36 seats"]),
+        "other": ("Library guide", ["The library opens at nine."])})
+    words = lambda t: set(re.findall(r"\w+", t.lower()))
+    q = "How many seats does the room where GEO 101 is taught have?"
+    cosine = lambda chunks: {c: len(words(q) & words(texts[c])) / 20 for c in chunks}
+    content = lambda t: words(t) - {"how", "many", "does", "the", "where", "is", "have", "of", "a"}
+    rescore = lambda t, chunks: {c: len(content(t) & content(texts[c])) for c in chunks}
+    args = ([(0, 1.0)], cosine, np.zeros(len(texts)), lk, texts, q, 2)
+    monkeypatch.setattr(links, "REST_RANK", 0.0)
+    assert [j for j, _, _ in links.chain_rank(*args, rescore=rescore)] == [0, 1]   # the lecturer: no seats there
+    monkeypatch.setattr(links, "REST_RANK", 0.25)
+    ranked = links.chain_rank(*args, rescore=rescore)
+    assert [j for j, _, _ in ranked] == [0, 2] and ranked[1][2]["name"] == "arl 115"
