@@ -5,7 +5,8 @@ sentence against its sources; this checks the headline, in three parts, and comb
   name what the question compares). A headline no sentence states is never verified.
 - relevant (no model call): the answer is the kind of thing the question asks for: a date for "when", a number
   for "how many", yes/no for "Is ...?", one of the options for "X or Y?", never a bare year for "where"/"who". An
-  answer of the wrong kind is never verified: 'KST 206', a room's code, for "In which building ..." (CODE_NOUNS).
+  answer of the wrong kind is never verified: 'KST 206', a room's code, for "In which building ..."
+  (lab/spans.py CODE_NOUNS).
 - agreed (at most one model call, cached): the cited passages, read in the order the sentences cite them (passage
   A gives the bridge, then passage B the answer), are asked the question on their own (judge.source_answer);
   their answer must match the short answer. When the sentence that states the answer was judged by the same
@@ -29,6 +30,7 @@ from judge import MAX_SOURCE_CHARS, joined, source_answer
 from lab.links import CODE
 from lab.answers import (NOT_STATED, named_in, normalize_answer, numbers_in, spaced, stated_fuller,
                          subject_names, token_f1)
+from lab.spans import code_for_noun
 
 HERE = Path(__file__).parent
 CALIBRATIONS = HERE / "models" / "calibration"
@@ -40,9 +42,6 @@ NUMBER_WORDS = set("zero one two three four five six seven eight nine ten eleven
                    "hundred thousand million billion dozen".split())
 DATE_RELATIONS = ("inception", "date", "point in time", "start time", "end time", "publication date", "founded",
                   "dissolved", "abolished", "year")
-# what a code ('KST 206', 'MAR/2140', 'C-12') can name: "In which room" takes one, "In which building" does not
-CODE_NOUNS = {"room", "office", "course", "module", "class", "code", "number", "unit", "reference", "laboratory", "lab",
-              "studio", "seat", "page", "section", "form", "level", "grade", "version", "model", "extension"}
 PLACE_RELATIONS = ("located in", "country", "place of", "headquarters", "location", "continent", "capital")
 
 
@@ -108,10 +107,8 @@ def relevant(question, answer):
     the office of X?', 'KST 206') -> False; ('In which room is MUS 320 taught?', 'KST 112') -> True. Nor does an
     answer that repeats a code the question names: ('In which building is ARC 120 taught?', 'ARC 120 Drawing')
     -> False."""
-    noun = re.match(r"^(?:in |at |from |to |on |for )?(?:what|which) (?:other |one |two |three )?(\w+)",
-                    question.strip().lower())
-    if noun and CODE.fullmatch(answer.strip()) and noun.group(1).rstrip("s") not in CODE_NOUNS:
-        return False, f"the question asks for a {noun.group(1)}; '{answer}' is a code (of a room, a course), not one"
+    if wrong := code_for_noun(question, answer):
+        return False, f"the question asks for a {wrong[0]}; '{answer}' is a code (of a room, a course), not one"
     kind = asked_kind(question)
     echoed = set(CODE.findall(answer)) & set(CODE.findall(question))
     if echoed and kind not in ("choice", "yesno"):   # 'ARC 120 Drawing and Representation' for "... ARC 120 taught?"

@@ -131,7 +131,7 @@ def question_row(result, item, verdicts, cost, judge_cost, checked=None):
             "verdicts": [{"text": v["text"], "cites": v["cites"], "supported": v["supported"],
                           "precise": v["precise"], "how": v.get("how")} for v in verdicts],
             "invalid_ids": result["invalid_ids"], "recited": result.get("recited", []),
-            "written": result.get("written", result["answer"]),
+            "spelled": result.get("spelled"), "written": result.get("written", result["answer"]),
             "sources": [source_entry(p) for p in result["passages"]],
             "chunk_ids": [p.get("chunk_id") for p in result["passages"]], "calls": cost["calls"],
             "prompt_tokens": cost["prompt_tokens"], "completion_tokens": cost["completion_tokens"],
@@ -195,6 +195,8 @@ def print_answer(result, verdicts, dispute=None):
         print(f"  invalid citation [{bad['id']}] in sentence {bad['sentence'] + 1}: dropped (no such source)")
     for fix in result.get("recited", []):
         print(f"  {spans.recited_line(fix)}")
+    if result.get("spelled"):
+        print(f"  {spans.spelled_line(result['spelled'])}")
     print("sources:")
     for p in result["passages"]:
         print(f"  [{p['id']}] {p['chunk_id']}: {' '.join(p['text'].split())[:90]}"

@@ -261,7 +261,8 @@ def generate(question, k=4, order="best_first", style=DEFAULT_STYLE, passages=No
              corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER):
     """Question -> {question, answer, written, text, sentences: [{text, cites}], passages, invalid_ids, recited, idk,
     error, style, order, cost}. `answer` is the span the question asks for (lab/spans.py), `written` the short answer
-    as the model wrote it; `recited` lists citations moved to the passage that states the sentence. An answer that
+    as the model wrote it; `recited` lists citations moved to the passage that states the sentence; `spelled` says
+    which code the answer named and the passage that spells it out (spans.spelled_out), None mostly. An answer that
     names the worked example's names, which no passage names, is "I don't know". Give `passages` to answer from
     your own (e.g. multihop's merged set)."""
     question = check_question(question)
@@ -280,15 +281,17 @@ def generate(question, k=4, order="best_first", style=DEFAULT_STYLE, passages=No
         invalid += [{"sentence": n, "id": i} for i in ids if i not in valid]
         sentences.append({"text": text, "cites": [i for i in ids if i in valid]})
     sentences, recited = spans.recite(sentences, shown)   # a sentence S1 states word for word but S2 is cited
-    written = answer
+    written, spelled = answer, None
     idk = is_idk(answer) or not shown or spans.from_example(answer, EXAMPLE_NAMES, shown)
     if idk:
         answer, sentences = IDK, [s for s in sentences if not is_idk(s["text"])]
     else:
         answer = spans.answer_span(question, answer)   # 'The office of ... is in HAL 326.' -> 'HAL 326'
+        answer, sentences, spelled = spans.spell(question, answer, sentences, shown)   # 'KST 206' for a building
     text = " ".join(f"{s['text']}{''.join(f' [{c}]' for c in s['cites'])}" for s in sentences) or answer
     return {"question": question, "answer": answer, "written": written, "text": text, "sentences": sentences,
-            "passages": shown, "invalid_ids": invalid, "recited": recited, "idk": idk, "error": error,
+            "passages": shown, "invalid_ids": invalid, "recited": recited, "spelled": spelled, "idk": idk,
+            "error": error,
             "style": style, "order": order, "cost": cost}
 
 
@@ -307,6 +310,8 @@ def print_result(r):
         print(f"  dropped invalid citation [{bad['id']}] in sentence {bad['sentence'] + 1}: no such source")
     for fix in r.get("recited", []):
         print(f"  {spans.recited_line(fix)}")
+    if r.get("spelled"):
+        print(f"  {spans.spelled_line(r['spelled'])}")
     print(f"\n{'id':4} {'rank':>4} {'chunk':52} text")
     for p in r["passages"]:
         print(f"{p['id']:4} {p['rank']:>4} {p['chunk_id'][:52]:52} {' '.join(p['text'].split())[:60]}")
