@@ -32,6 +32,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import threading
 import time
 from pathlib import Path
@@ -54,6 +55,10 @@ _ROUTES = {}                      # env settings -> (engine_info dict, ollama.Cl
 _ENGINES = {}                     # GGUF path -> _Embedded (loaded on first request)
 _STATS = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "seconds": 0.0}
 _scripted = None                  # set by use_model() for tests
+
+
+class Stopped(LLMError):
+    """chat(..., stop=event) was stopped: the model call was aborted, and nothing of it is kept."""
 
 
 class ReplyError(LLMError):
@@ -135,6 +140,28 @@ class _Embedded:
         return out
 
 
+    def openai_chat_stream(self, request, on_chunk):
+        """The same request answered token by token: on_chunk(OpenAI chunk dict) for each, and its True stops
+        llama.cpp at the next token. Returns {"load_seconds"}; the counts come in the last chunk."""
+        with _ENGINE_LOCK:
+            start = time.perf_counter()
+            if self.server is None:
+                self._load()
+            loaded, failed = time.perf_counter() - start, []
+
+            def relay(chunk):
+                if "choices" not in chunk and chunk.get("error"):
+                    failed.append(chunk["error"])
+                    return True
+                return bool(on_chunk(chunk))
+            self.server.handle_chat_completions({**request, "stream": True,
+                                                 "stream_options": {"include_usage": True}}, relay)
+        if failed:
+            error = failed[0].get("message", failed[0]) if isinstance(failed[0], dict) else failed[0]
+            raise LLMError(f"llama.cpp refused the request: {error}")
+        return {"load_seconds": loaded}
+
+
 def _trace(path, request, out, seconds):
     """RAG_TRACE=FILE: one JSON line per embedded call: which prompt (the system prompt's first words), the tokens
     llama.cpp read anew and took from its prompt cache, the tokens generated, and the time of each."""
@@ -157,9 +184,10 @@ class ScriptedModel:
 
     name = "scripted"
 
-    def __init__(self, replies):
+    def __init__(self, replies, delay=0.0):
         self.replies = replies if callable(replies) else list(replies)
         self.calls = []
+        self.delay = delay   # seconds between streamed tokens
 
     def openai_chat(self, request):
         fmt = request.get("response_format") or {}
@@ -181,6 +209,21 @@ class ScriptedModel:
                                                       for t, lp in pairs]}}],
                 "usage": {"prompt_tokens": words, "completion_tokens": len(text.split())},
                 "timings": {"prompt_ms": 0.0, "predicted_ms": 0.0}, "load_seconds": 0.0}
+
+
+    def openai_chat_stream(self, request, on_chunk):
+        """The scripted reply one token (one scripted pair, or one word) at a time, `delay` seconds apart;
+        on_chunk's True stops it, as llama.cpp stops."""
+        out = self.openai_chat(request)
+        pairs = out["choices"][0]["logprobs"]["content"]
+        tokens = [p["token"] for p in pairs] if len(pairs) > 1 else re.findall(r"\S+\s*|\s+", pairs[0]["token"])
+        for token in tokens:
+            time.sleep(self.delay)
+            if on_chunk({"choices": [{"delta": {"content": token}, "finish_reason": None}]}):
+                return {"load_seconds": 0.0}
+        on_chunk({"choices": [{"delta": {}, "finish_reason": "stop"}], "usage": out["usage"],
+                  "timings": out["timings"]})
+        return {"load_seconds": 0.0}
 
 
 # ---- choosing the engine ----
@@ -268,18 +311,25 @@ def engine_info(model=None, portable=False):
 # ---- calling the model ----
 
 def chat(messages, *, schema=None, logprobs=False, top_logprobs=0, max_tokens=512,
-         temperature=0.0, seed=SEED, stop=None, model=None):
+         temperature=0.0, seed=SEED, stop=None, model=None, on_text=None, cancel=None):
     """One chat call; returns the client's ollama.ChatResponse. `schema` (a JSON schema) constrains
     the reply; `model` asks another Ollama model than RAG_MODEL (an Ollama server must have it).
+    With `on_text` or `cancel` (a threading.Event) the reply is streamed: on_text(the text so far) after each
+    piece, and a set `cancel` aborts the call (the engine stops at its next token) with Stopped. The streamed
+    reply is the same text, and the same response fields, as the call without them.
     Example: chat([{"role": "user", "content": "Hi"}], max_tokens=8).message.content"""
     info, client = _route(model)
     options = {"temperature": temperature, "seed": seed, "num_predict": max_tokens, "num_ctx": N_CTX}
     if stop:
         options["stop"] = list(stop)
     start = time.perf_counter()
+    args = dict(model=info["model"], messages=messages, format=schema, options=options,
+                logprobs=bool(logprobs or top_logprobs) or None, top_logprobs=top_logprobs or None)
     try:
-        response = client.chat(model=info["model"], messages=messages, format=schema, options=options,
-                               logprobs=bool(logprobs or top_logprobs) or None, top_logprobs=top_logprobs or None)
+        if on_text is None and cancel is None:
+            response = client.chat(**args)
+        else:
+            response = _streamed(client.chat(**args, stream=True), on_text, cancel)
     except (ollama.ResponseError, ConnectionError, httpx.HTTPError) as e:
         reason = " ".join(str(getattr(e, "error", e)).split())  # ResponseError.error: the server's own words
         raise LLMError(f"{info['engine']} model {info['model']} at {info['host']} failed: {reason}") from None
@@ -289,6 +339,30 @@ def chat(messages, *, schema=None, logprobs=False, top_logprobs=0, max_tokens=51
         _STATS["completion_tokens"] += response.eval_count or 0
         _STATS["seconds"] += time.perf_counter() - start
     return response
+
+
+def _streamed(parts, on_text, cancel):
+    """The ChatResponse a stream adds up to: its last part, with the whole text. Stopped when `cancel` is set
+    (checked before and after each piece); closing the stream aborts the call."""
+    text, last = "", None
+    try:
+        for part in parts:
+            if cancel is not None and cancel.is_set():
+                raise Stopped("stopped: the model call was aborted")
+            if getattr(part, "error", None):
+                raise LLMError(str(part.error))
+            text += part.message.content or ""
+            last = part
+            if on_text is not None and part.message.content:
+                on_text(text)
+        if cancel is not None and cancel.is_set():
+            raise Stopped("stopped: the model call was aborted")
+    finally:
+        parts.close()
+    if last is None:
+        raise LLMError("the stream ended with no reply")
+    last.message.content = text
+    return last
 
 
 def _messages(prompt, system):

@@ -9,7 +9,10 @@ what needs neither library:
     engine with `.name` and openai_chat(request) -> an OpenAI-style dict: llm's llama.cpp engine or
     llm.ScriptedModel. Transport hands it to `ollama.Client(transport=...)` in-process; serve() puts it on a
     127.0.0.1 port for any Ollama client.
-Not handled: tool calls, images, streaming token by token (a stream is one final chunk).
+  - A request with "stream": true (/api/chat, /api/generate) is answered token by token: stream_api() yields
+    Ollama's NDJSON chunks as llama.cpp writes them, and closing it (the client hung up, or llm.chat was told to
+    stop) makes llama.cpp stop at its next token, so the engine is free for the next request.
+Not handled: tool calls, images.
 
     python llm.py --serve --port 11435   # the CLI lives in llm.py; OLLAMA_HOST=http://127.0.0.1:11435 then works
 """
@@ -17,6 +20,7 @@ import hashlib
 import importlib
 import json
 import os
+import queue
 import threading
 import time
 from datetime import datetime, timezone
@@ -162,6 +166,78 @@ def ollama_api(engine, method, path, body):
     return 404, {"error": f"{method} {path} is not served by the embedded engine"}
 
 
+def stream_api(engine, path, body):
+    """Ollama's stream for a POST /api/chat or /api/generate that ollama_api() accepts (checked first by the caller):
+    a generator of chunk dicts, {"message"/"response": a piece of text, "done": false} ... then a last one with
+    "done": true and the counts. The engine writes through `engine.openai_chat_stream(request, on_chunk)` in a
+    thread; closing the generator sets the stop flag, and on_chunk's True stops the engine at its next token."""
+    messages = body.get("messages") or []
+    if path == "/api/generate":
+        messages = ([{"role": "system", "content": body["system"]}] if body.get("system") else []) \
+                   + [{"role": "user", "content": body.get("prompt", "")}]
+    request = _openai_request(body, [{"role": m["role"], "content": m.get("content") or ""} for m in messages])
+    pieces, stop, start, end = queue.Queue(), threading.Event(), time.perf_counter(), object()
+
+    def on_chunk(chunk):
+        pieces.put(chunk)
+        return stop.is_set()
+
+    def run():
+        try:
+            pieces.put(("done", engine.openai_chat_stream(request, on_chunk)))
+        except Exception as e:  # noqa: BLE001 -- handed to the reader as the stream's error
+            pieces.put(("error", e))
+        pieces.put(end)
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    key = "message" if path == "/api/chat" else "response"
+    text = lambda t: {"role": "assistant", "content": t} if key == "message" else t
+    usage, timings, reason, loaded = {}, {}, "stop", 0.0
+    try:
+        while (item := pieces.get()) is not end:
+            if isinstance(item, tuple):
+                if item[0] == "error":
+                    yield {"error": str(item[1])}
+                    return
+                loaded = (item[1] or {}).get("load_seconds", 0.0)
+                continue
+            usage, timings = item.get("usage") or usage, item.get("timings") or timings
+            for choice in item.get("choices") or []:
+                reason = choice.get("finish_reason") or reason
+                if piece := (choice.get("delta") or {}).get("content"):
+                    yield {"model": engine.name, "created_at": datetime.now(timezone.utc).isoformat(),
+                           key: text(piece), "done": False}
+        yield {"model": engine.name, "created_at": datetime.now(timezone.utc).isoformat(), key: text(""),
+               "done": True, "done_reason": reason, "total_duration": int((time.perf_counter() - start) * 1e9),
+               "load_duration": int(loaded * 1e9), "prompt_eval_count": usage.get("prompt_tokens", 0),
+               "prompt_eval_duration": int(timings.get("prompt_ms", 0) * 1e6),
+               "eval_count": usage.get("completion_tokens", 0),
+               "eval_duration": int(timings.get("predicted_ms", 0) * 1e6)}
+    finally:
+        stop.set()   # closed early: the engine stops at its next token and its lock is free again
+        worker.join()
+
+
+def streams(method, path, body):
+    """Whether a request is answered by stream_api: a POST /api/chat or /api/generate with "stream": true."""
+    return method == "POST" and path in ("/api/chat", "/api/generate") and bool(body.get("stream"))
+
+
+class _Lines(httpx.SyncByteStream):
+    """stream_api's chunks as NDJSON bytes for httpx; close() closes the generator (and so stops the engine)."""
+
+    def __init__(self, chunks):
+        self.chunks = chunks
+
+    def __iter__(self):
+        for chunk in self.chunks:
+            yield json.dumps(chunk).encode() + b"\n"
+
+    def close(self):
+        self.chunks.close()
+
+
 def _encode(status, payload, stream):
     """Body bytes and content type; a requested stream is a single final NDJSON chunk."""
     if isinstance(payload, str):
@@ -179,6 +255,9 @@ class Transport(httpx.BaseTransport):
 
     def handle_request(self, request):
         body = json.loads(request.read() or b"{}")
+        if streams(request.method, request.url.path, body) and body.get("model") == self.engine.name:
+            return httpx.Response(200, stream=_Lines(stream_api(self.engine, request.url.path, body)),
+                                  headers={"content-type": "application/x-ndjson"})
         status, payload = ollama_api(self.engine, request.method, request.url.path, body)
         content, ctype = _encode(status, payload, body.get("stream"))
         return httpx.Response(status, content=content, headers={"content-type": ctype})
@@ -192,6 +271,21 @@ def serve(engine, host="127.0.0.1", port=0):
         def _answer(self, method):
             size = int(self.headers.get("Content-Length") or 0)
             body = json.loads(self.rfile.read(size) or b"{}") if size else {}
+            path = self.path.split("?")[0]
+            if streams(method, path, body) and body.get("model") == engine.name:
+                self.send_response(200)   # no length: the reply ends when the connection closes (HTTP/1.0)
+                self.send_header("Content-Type", "application/x-ndjson")
+                self.end_headers()
+                chunks = stream_api(engine, path, body)
+                try:
+                    for chunk in chunks:
+                        self.wfile.write(json.dumps(chunk).encode() + b"\n")
+                        self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass   # the client hung up: closing the chunks stops the engine
+                finally:
+                    chunks.close()
+                return
             if method == "GET" and self.path == "/":
                 status, payload = 200, "Ollama is running (rag-lab embedded engine)"
             else:

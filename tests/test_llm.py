@@ -8,6 +8,7 @@ import json
 import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import ollama
@@ -269,3 +270,53 @@ def test_engine_resumes_from_an_earlier_prompt_not_only_the_last(embedded, monke
     assert second["cached"] >= first["cached"]                      # the system prompt, at least
     assert third["cached"] > second["cached"] + 100                 # and source A, from the first request
     assert third["prompt_new"] < first["prompt_new"] - 100
+
+
+def test_a_streamed_reply_arrives_piece_by_piece_and_adds_up_to_the_same_response():
+    reply = "The answer is Paris, of course."
+    with llm.use_model(llm.ScriptedModel([reply, reply])):
+        whole = llm.chat([{"role": "user", "content": "x"}])
+        seen = []
+        streamed = llm.chat([{"role": "user", "content": "x"}], on_text=seen.append)
+    assert streamed.message.content == whole.message.content == reply
+    assert seen[0] == "The " and seen[-1] == reply and len(seen) == 6
+    assert (streamed.eval_count, streamed.prompt_eval_count, streamed.done) == (whole.eval_count,
+                                                                                  whole.prompt_eval_count, True)
+
+
+def test_a_cancelled_stream_stops_the_model_and_the_next_call_runs():
+    cancel, seen = threading.Event(), []
+
+    def on_text(text):
+        seen.append(text)
+        if len(seen) == 3:
+            cancel.set()
+    model = llm.ScriptedModel(["one two three four five six seven eight nine ten", "next"], delay=0.01)
+    with llm.use_model(model):
+        with llm.counting() as cost, pytest.raises(llm.Stopped):
+            llm.chat([{"role": "user", "content": "x"}], on_text=on_text, cancel=cancel)
+        assert seen[-1] == "one two three " and cost["calls"] == 0   # nothing of it is counted or kept
+        assert llm.complete("y") == "next"
+
+
+def test_the_served_engine_streams_to_a_real_ollama_client():
+    url, stop = llm.serve(model=llm.ScriptedModel(lambda messages, schema: "hello over a stream"))
+    try:
+        parts = list(ollama.Client(url).chat(model="scripted", messages=[{"role": "user", "content": "x"}],
+                                             stream=True))
+        assert [p.message.content for p in parts] == ["hello ", "over ", "a ", "stream", ""] and parts[-1].done
+    finally:
+        stop()
+
+
+@pytest.mark.engine
+def test_engine_streams_the_same_reply_and_stops_when_cancelled(embedded):
+    messages = [{"role": "user", "content": "Name three rivers of Europe, one sentence."}]
+    whole, seen = llm.chat(messages, max_tokens=40), []
+    assert llm.chat(messages, max_tokens=40, on_text=seen.append).message.content == whole.message.content
+    assert len(seen) > 3
+    cancel = threading.Event()
+    with pytest.raises(llm.Stopped):
+        llm.chat([{"role": "user", "content": "Count from 1 to 300."}], max_tokens=600, cancel=cancel,
+                 on_text=lambda text: cancel.set() if len(text) > 20 else None)
+    assert llm.chat(messages, max_tokens=40).message.content == whole.message.content   # the engine is free
