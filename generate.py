@@ -33,7 +33,7 @@ from pathlib import Path
 import injection_detector
 import llm
 from bm25_baseline import tokenize
-from lab import spans, steps
+from lab import partial, spans, steps
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, retrieve_chunks
 from vector_index import DEMO_QUESTION, CorpusError
 
@@ -231,8 +231,10 @@ def is_idk(answer):
     return not answer.strip() or bool(IDK_PATTERN.match(answer))
 
 
-def ask_model(question, passages, style):
-    """One model call -> (short answer, [(sentence, [IDs as the model wrote them])])."""
+def ask_model(question, passages, style, watch=None, cancel=None):
+    """One model call -> (short answer, [(sentence, [IDs as the model wrote them])]). `watch` (a
+    lab.partial.Watcher, json style) sees each sentence as it is written; a set `cancel` stops the call."""
+    stream = {"on_text": watch, "cancel": cancel} if watch or cancel else {}
     sources = format_sources(passages, style)
     if style == "lab":
         text = llm.complete(LAB_PROMPT.format(sources=sources, question=question), max_tokens=MAX_TOKENS)
@@ -248,7 +250,7 @@ def ask_model(question, passages, style):
         return (sentences[0][0] if sentences else ""), sentences
     if style == "json":
         reply = llm.complete_json(user, answer_schema([p["id"] for p in passages]), system=system,
-                                  max_tokens=MAX_TOKENS)
+                                  max_tokens=MAX_TOKENS, **stream)
         as_list = lambda x: x if isinstance(x, list) else []  # an engine may ignore the schema
         sentences = [(strip_cites(str(s.get("text", ""))),
                       [str(i).upper() for i in as_list(s.get("sources"))] + cited_ids(str(s.get("text", ""))))
@@ -258,13 +260,13 @@ def ask_model(question, passages, style):
 
 
 def generate(question, k=4, order="best_first", style=DEFAULT_STYLE, passages=None,
-             corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER):
+             corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, watch=None, cancel=None):
     """Question -> {question, answer, written, text, sentences: [{text, cites}], passages, invalid_ids, recited, idk,
     error, style, order, cost}. `answer` is the span the question asks for (lab/spans.py), `written` the short answer
     as the model wrote it; `recited` lists citations moved to the passage that states the sentence; `spelled` says
     which code the answer named and the passage that spells it out (spans.spelled_out), None mostly. An answer that
     names the worked example's names, which no passage names, is "I don't know". Give `passages` to answer from
-    your own (e.g. multihop's merged set)."""
+    your own (e.g. multihop's merged set). `watch`/`cancel`: see ask_model (the answer is the same streamed)."""
     question = check_question(question)
     ranked = retrieve_chunks(question, k, corpus=corpus, chunker=chunker) if passages is None else passages
     titles = [p.get("title", "") for p in ranked]
@@ -273,7 +275,7 @@ def generate(question, k=4, order="best_first", style=DEFAULT_STYLE, passages=No
     error = None
     with llm.counting() as cost:
         try:
-            answer, raw = ask_model(question, shown, style)
+            answer, raw = ask_model(question, shown, style, watch, cancel)
         except llm.ReplyError as e:  # the model answered out of shape: a failed answer, not a crash
             answer, raw, error = "", [], str(e)
     sentences, invalid = [], []
@@ -332,9 +334,19 @@ def main():
     print(f"question={args.question!r} k={args.k} order={args.order} style={args.style} corpus={args.corpus}")
     try:
         print(f"model: {llm.engine_info()['engine']} {llm.engine_info()['model']}")
-        print_result(generate(args.question, args.k, args.order, args.style, corpus=args.corpus, chunker=args.chunker))
+        with llm.ctrl_c("generate"):
+            print_result(generate(args.question, args.k, args.order, args.style, corpus=args.corpus,
+                                  chunker=args.chunker, watch=writing() if args.style == "json" else None))
     except (ValueError, CorpusError, llm.LLMError) as e:
         sys.exit(f"generate: {e}")
+
+
+def writing(out=sys.stderr):
+    """A lab.partial.Watcher that prints each sentence, and the short answer, as the model writes them (to stderr:
+    stdout keeps the checked result only)."""
+    return partial.Watcher(lambda n, text, ids: print(f"  writing {n + 1}. {text} {' '.join(f'[{i}]' for i in ids)}",
+                                                      file=out, flush=True),
+                           lambda answer: print(f"  writing answer: {answer}", file=out, flush=True))
 
 
 if __name__ == "__main__":

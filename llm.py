@@ -33,6 +33,7 @@ import contextlib
 import json
 import os
 import re
+import sys
 import threading
 import time
 from pathlib import Path
@@ -55,6 +56,7 @@ _ROUTES = {}                      # env settings -> (engine_info dict, ollama.Cl
 _ENGINES = {}                     # GGUF path -> _Embedded (loaded on first request)
 _STATS = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "seconds": 0.0}
 _scripted = None                  # set by use_model() for tests
+_STREAM_ALL = False               # set by ctrl_c(): every call streams, so Ctrl-C stops it at the next token
 
 
 class Stopped(LLMError):
@@ -326,7 +328,7 @@ def chat(messages, *, schema=None, logprobs=False, top_logprobs=0, max_tokens=51
     args = dict(model=info["model"], messages=messages, format=schema, options=options,
                 logprobs=bool(logprobs or top_logprobs) or None, top_logprobs=top_logprobs or None)
     try:
-        if on_text is None and cancel is None:
+        if on_text is None and cancel is None and not _STREAM_ALL:
             response = client.chat(**args)
         else:
             response = _streamed(client.chat(**args, stream=True), on_text, cancel)
@@ -339,6 +341,22 @@ def chat(messages, *, schema=None, logprobs=False, top_logprobs=0, max_tokens=51
         _STATS["completion_tokens"] += response.eval_count or 0
         _STATS["seconds"] += time.perf_counter() - start
     return response
+
+
+@contextlib.contextmanager
+def ctrl_c(script):
+    """For a CLI's main: every model call in the block streams, so Ctrl-C reaches Python at the next token and
+    closing the stream stops the engine; Ctrl-C then ends the script with one line and exit code 130, no traceback.
+    A cache entry is written only after its call returns, so an aborted call leaves none."""
+    global _STREAM_ALL
+    previous, _STREAM_ALL = _STREAM_ALL, True
+    try:
+        yield
+    except KeyboardInterrupt:
+        sys.stderr.write(f"\n{script}: stopped (Ctrl-C): the model call was aborted, nothing of it was kept\n")
+        sys.exit(130)
+    finally:
+        _STREAM_ALL = previous
 
 
 def _streamed(parts, on_text, cancel):

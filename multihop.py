@@ -315,22 +315,23 @@ def main():
     if min(args.k, args.final_k, args.max_hops) < 1:
         sys.exit("multihop: --k, --final-k and --max-hops must be at least 1")
     try:
-        question, kw = check_question(args.question), {"corpus": args.corpus, "chunker": args.chunker}
-        info = llm.engine_info()
-        print(f"question={question!r} mode={args.mode} router={args.router} k={args.k} final_k={args.final_k} "
-              f"max_hops={args.max_hops} corpus={args.corpus}\nmodel: {info['engine']} {info['model']}")
-        if args.mode == "auto":
-            r = smart_answer(question, args.router, k=args.k, final_k=args.final_k, max_hops=args.max_hops,
-                             hops=args.hops, **kw)
-        elif args.mode == "single":
-            r = single_answer(question, args.final_k, **kw)
-        elif args.mode == "chain":
-            r = chain_answer(question, args.final_k, **kw)
-        elif args.mode == "parallel":
-            r = multihop_answer(question, args.k, args.final_k, args.max_hops, **kw)
-        else:
-            r = iterative_answer(question, args.max_hops, args.k, args.final_k, **kw)
-        print_result(r) if args.no_verify else print_verified(r)
+        with llm.ctrl_c("multihop"):
+            question, kw = check_question(args.question), {"corpus": args.corpus, "chunker": args.chunker}
+            info = llm.engine_info()
+            print(f"question={question!r} mode={args.mode} router={args.router} k={args.k} final_k={args.final_k} "
+                  f"max_hops={args.max_hops} corpus={args.corpus}\nmodel: {info['engine']} {info['model']}")
+            if args.mode == "auto":
+                r = smart_answer(question, args.router, k=args.k, final_k=args.final_k, max_hops=args.max_hops,
+                                 hops=args.hops, **kw)
+            elif args.mode == "single":
+                r = single_answer(question, args.final_k, **kw)
+            elif args.mode == "chain":
+                r = chain_answer(question, args.final_k, **kw)
+            elif args.mode == "parallel":
+                r = multihop_answer(question, args.k, args.final_k, args.max_hops, **kw)
+            else:
+                r = iterative_answer(question, args.max_hops, args.k, args.final_k, **kw)
+            print_result(r) if args.no_verify else print_verified(r)
     except (ValueError, CorpusError, llm.LLMError) as e:
         sys.exit(f"multihop: {e}")
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import llm
 from citations import print_answer, print_table, summarize, verify
-from generate import DEFAULT_STYLE, ORDERS, STYLES, generate
+from generate import DEFAULT_STYLE, ORDERS, STYLES, generate, writing
 from harness import run
 from retrieve import CORPUS_DIR, GOLDEN, eval_items
 from vector_index import CorpusError
@@ -51,12 +51,14 @@ def main():
           f"order={args.order} corpus={args.corpus}"
           + ("" if args.ask else f" golden={args.golden} limit={args.limit}"))
     try:
-        if args.ask:
-            result = generate(args.ask, order=args.order, style=styles[0], corpus=args.corpus)
-            return print_answer(result, verify(result))
-        items = eval_items(args.golden, args.limit, args.corpus)
-        rows = {s: run(items, s, args.order, args.corpus, args.fresh) for s in styles}
-        summaries = {s: summarize(rs) for s, rs in rows.items()}
+        with llm.ctrl_c("verify_citations"):
+            if args.ask:
+                result = generate(args.ask, order=args.order, style=styles[0], corpus=args.corpus,
+                                  watch=writing() if styles[0] == "json" else None)
+                return print_answer(result, verify(result))
+            items = eval_items(args.golden, args.limit, args.corpus)
+            rows = {s: run(items, s, args.order, args.corpus, args.fresh) for s in styles}
+            summaries = {s: summarize(rs) for s, rs in rows.items()}
     except (CorpusError, llm.LLMError) as e:
         sys.exit(f"verify_citations: {e}")
     print_table(summaries)

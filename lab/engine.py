@@ -185,9 +185,10 @@ def stream_api(engine, path, body):
     def run():
         try:
             pieces.put(("done", engine.openai_chat_stream(request, on_chunk)))
-        except Exception as e:  # noqa: BLE001 -- handed to the reader as the stream's error
+        except BaseException as e:  # noqa: BLE001 -- handed to the reader as the stream's error
             pieces.put(("error", e))
-        pieces.put(end)
+        finally:
+            pieces.put(end)
 
     worker = threading.Thread(target=run, daemon=True)
     worker.start()

@@ -320,3 +320,16 @@ def test_engine_streams_the_same_reply_and_stops_when_cancelled(embedded):
         llm.chat([{"role": "user", "content": "Count from 1 to 300."}], max_tokens=600, cancel=cancel,
                  on_text=lambda text: cancel.set() if len(text) > 20 else None)
     assert llm.chat(messages, max_tokens=40).message.content == whole.message.content   # the engine is free
+
+
+def test_ctrl_c_in_a_cli_streams_every_call_and_ends_with_one_line(capsys):
+    import signal
+    model = llm.ScriptedModel(["one two three four five six seven eight nine ten"] * 2, delay=0.2)
+    with llm.use_model(model), pytest.raises(SystemExit) as stopped:
+        with llm.ctrl_c("generate"):
+            assert llm._STREAM_ALL
+            threading.Timer(0.5, signal.raise_signal, [signal.SIGINT]).start()   # Ctrl-C, mid-reply
+            llm.complete("x")
+    assert stopped.value.code == 130 and not llm._STREAM_ALL
+    assert capsys.readouterr().err.strip() == ("generate: stopped (Ctrl-C): the model call was aborted, nothing of "
+                                              "it was kept")
