@@ -24,6 +24,8 @@ second-best last, weakest in the middle, against "lost in the middle"). Passages
 order the model reads them, so S1 is always the first source in the prompt.
 """
 import argparse
+import contextlib
+import contextvars
 import json
 import os
 import re
@@ -259,6 +261,20 @@ def ask_model(question, passages, style, watch=None, cancel=None):
     raise ValueError(f"unknown style {style!r}: choose one of {', '.join(STYLES)}")
 
 
+_WATCH = contextvars.ContextVar("watch", default=None)
+
+
+@contextlib.contextmanager
+def watching(watch):
+    """Every generate() in the block (in this thread) without its own `watch` uses this one: how a CLI shows the
+    answer as it is written whichever pattern calls generate (multihop.py)."""
+    token = _WATCH.set(watch)
+    try:
+        yield watch
+    finally:
+        _WATCH.reset(token)
+
+
 def generate(question, k=4, order="best_first", style=DEFAULT_STYLE, passages=None,
              corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, watch=None, cancel=None):
     """Question -> {question, answer, written, text, sentences: [{text, cites}], passages, invalid_ids, recited, idk,
@@ -275,7 +291,7 @@ def generate(question, k=4, order="best_first", style=DEFAULT_STYLE, passages=No
     error = None
     with llm.counting() as cost:
         try:
-            answer, raw = ask_model(question, shown, style, watch, cancel)
+            answer, raw = ask_model(question, shown, style, watch or _WATCH.get(), cancel)
         except llm.ReplyError as e:  # the model answered out of shape: a failed answer, not a crash
             answer, raw, error = "", [], str(e)
     sentences, invalid = [], []

@@ -41,7 +41,8 @@ from pathlib import Path
 import citations
 import llm
 from decompose import MAX_PARTS, PLACEHOLDER, fill, plan
-from generate import check_question, format_sources, generate, is_idk, print_result as print_answer, shots
+from generate import (check_question, format_sources, generate, is_idk, print_result as print_answer, shots, watching,
+                      writing)
 from lab import steps
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, link_line, retrieve_chunks
 from router import learned_route, load_router, needs_decomposition
@@ -315,7 +316,7 @@ def main():
     if min(args.k, args.final_k, args.max_hops) < 1:
         sys.exit("multihop: --k, --final-k and --max-hops must be at least 1")
     try:
-        with llm.ctrl_c("multihop"):
+        with llm.ctrl_c("multihop"), watching(writing()):
             question, kw = check_question(args.question), {"corpus": args.corpus, "chunker": args.chunker}
             info = llm.engine_info()
             print(f"question={question!r} mode={args.mode} router={args.router} k={args.k} final_k={args.final_k} "

@@ -43,3 +43,13 @@ def test_generate_streams_the_same_answer_it_gives_unstreamed():
                               watch=Watcher(lambda n, t, ids: seen.append(t), seen.append))
     assert seen == [s["text"] for s in REPLY["sentences"]] + ["Corran"]
     assert {k: v for k, v in streamed.items() if k != "cost"} == {k: v for k, v in whole.items() if k != "cost"}
+
+
+def test_a_cli_watches_every_answer_generate_writes_whichever_pattern_calls_it():
+    passages = [{"id": "S1", "chunk_id": "d1#0", "doc": "d1", "title": "T1", "text": "Tomas Vell was born in Corran."}]
+    seen = []
+    with llm.use_model(llm.ScriptedModel([json.dumps(REPLY)] * 2)):
+        with g.watching(Watcher(lambda n, t, ids: seen.append(n), seen.append)):
+            g.generate("Where was Tomas Vell born?", passages=passages)
+        g.generate("Where was Tomas Vell born?", passages=passages)   # outside the block: nobody watches
+    assert seen == [0, 1, "Corran"]
