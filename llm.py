@@ -60,7 +60,7 @@ _STREAM_ALL = False               # set by ctrl_c(): every call streams, so Ctrl
 
 
 class Stopped(LLMError):
-    """chat(..., stop=event) was stopped: the model call was aborted, and nothing of it is kept."""
+    """chat(..., cancel=event) was stopped: the model call was aborted, and nothing of it is kept."""
 
 
 class ReplyError(LLMError):
@@ -141,7 +141,6 @@ class _Embedded:
             _trace(trace, request, out, time.perf_counter() - start - loaded)
         return out
 
-
     def openai_chat_stream(self, request, on_chunk):
         """The same request answered token by token: on_chunk(OpenAI chunk dict) for each, and its True stops
         llama.cpp at the next token. Returns {"load_seconds"}; the counts come in the last chunk."""
@@ -211,7 +210,6 @@ class ScriptedModel:
                                                       for t, lp in pairs]}}],
                 "usage": {"prompt_tokens": words, "completion_tokens": len(text.split())},
                 "timings": {"prompt_ms": 0.0, "predicted_ms": 0.0}, "load_seconds": 0.0}
-
 
     def openai_chat_stream(self, request, on_chunk):
         """The scripted reply one token (one scripted pair, or one word) at a time, `delay` seconds apart;
@@ -318,7 +316,8 @@ def chat(messages, *, schema=None, logprobs=False, top_logprobs=0, max_tokens=51
     the reply; `model` asks another Ollama model than RAG_MODEL (an Ollama server must have it).
     With `on_text` or `cancel` (a threading.Event) the reply is streamed: on_text(the text so far) after each
     piece, and a set `cancel` aborts the call (the engine stops at its next token) with Stopped. The streamed
-    reply is the same text, and the same response fields, as the call without them.
+    reply is the same text, and the same response fields, as the call without them. A call for logprobs is not
+    streamed (a stream carries none).
     Example: chat([{"role": "user", "content": "Hi"}], max_tokens=8).message.content"""
     info, client = _route(model)
     options = {"temperature": temperature, "seed": seed, "num_predict": max_tokens, "num_ctx": N_CTX}
@@ -328,7 +327,8 @@ def chat(messages, *, schema=None, logprobs=False, top_logprobs=0, max_tokens=51
     args = dict(model=info["model"], messages=messages, format=schema, options=options,
                 logprobs=bool(logprobs or top_logprobs) or None, top_logprobs=top_logprobs or None)
     try:
-        if on_text is None and cancel is None and not _STREAM_ALL:
+        wanted = bool(logprobs or top_logprobs)   # a stream carries no logprobs: such a call is never streamed
+        if wanted or (on_text is None and cancel is None and not _STREAM_ALL):
             response = client.chat(**args)
         else:
             response = _streamed(client.chat(**args, stream=True), on_text, cancel)

@@ -333,3 +333,11 @@ def test_ctrl_c_in_a_cli_streams_every_call_and_ends_with_one_line(capsys):
     assert stopped.value.code == 130 and not llm._STREAM_ALL
     assert capsys.readouterr().err.strip() == ("generate: stopped (Ctrl-C): the model call was aborted, nothing of "
                                               "it was kept")
+
+
+def test_a_call_for_logprobs_is_not_streamed_even_in_a_cli():
+    with llm.use_model(llm.ScriptedModel([[("Yes", -0.1)], [("Yes", -0.1)]])):
+        with llm.ctrl_c("verify_citations"):
+            response = llm.chat([{"role": "user", "content": "x"}], logprobs=True, top_logprobs=1)
+            assert llm.token_logprobs(response) == [("Yes", -0.1)]   # the judge's verdicts read these
+            assert llm.complete("y") == "Yes"                          # a plain call streams
