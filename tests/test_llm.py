@@ -312,6 +312,7 @@ def test_the_served_engine_streams_to_a_real_ollama_client():
 @pytest.mark.engine
 def test_engine_streams_the_same_reply_and_stops_when_cancelled(embedded):
     messages = [{"role": "user", "content": "Name three rivers of Europe, one sentence."}]
+    llm.chat(messages, max_tokens=40)   # from here on, each call resumes from the same cached prompt
     whole, seen = llm.chat(messages, max_tokens=40), []
     assert llm.chat(messages, max_tokens=40, on_text=seen.append).message.content == whole.message.content
     assert len(seen) > 3
@@ -325,11 +326,13 @@ def test_engine_streams_the_same_reply_and_stops_when_cancelled(embedded):
 def test_ctrl_c_in_a_cli_streams_every_call_and_ends_with_one_line(capsys):
     import signal
     model = llm.ScriptedModel(["one two three four five six seven eight nine ten"] * 2, delay=0.2)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)   # a pytest-xdist worker ignores SIGINT
     with llm.use_model(model), pytest.raises(SystemExit) as stopped:
         with llm.ctrl_c("generate"):
             assert llm._STREAM_ALL
             threading.Timer(0.5, signal.raise_signal, [signal.SIGINT]).start()   # Ctrl-C, mid-reply
             llm.complete("x")
+    signal.signal(signal.SIGINT, previous)
     assert stopped.value.code == 130 and not llm._STREAM_ALL
     assert capsys.readouterr().err.strip() == ("generate: stopped (Ctrl-C): the model call was aborted, nothing of "
                                               "it was kept")
