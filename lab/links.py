@@ -264,8 +264,9 @@ def chain_rank(fused, cosine, bm25, links, texts, question, k, rescore=None):
     With rescore, a document reached through a link is shown by its chunk most relevant to what the question still
     asks (rest_of: the question less what the linking passage says), not to the whole question, whose relation hop 1
     has already answered ('Who teaches the prerequisite of AST 310?' reaches AST 210: its Teaching chunk, not its
-    Prerequisites), plus WHOLE_SHARE times its relevance to the whole question. Documents are ranked as without it;
-    only the chunk shown for a reached one changes, and only in a document whose chunks have a section or page."""
+    Prerequisites), plus WHOLE_SHARE times its relevance to the whole question (only in a document whose chunks
+    have a section or page). A reached document's rank adds REST_RANK times its best chunk's relevance to that rest
+    (any document)."""
     if not fused:
         return []
     best_bm25 = float(bm25.max()) or 1.0
