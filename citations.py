@@ -24,8 +24,9 @@ from retrieve import doc_recall
 ALCE_CHATGPT_ASQA = {"citation_recall": 0.736, "citation_precision": 0.725}
 
 
-def verify(result, dispute=None):
+def verify(result, dispute=None, on_verdict=None):
     """A generate() result -> per-sentence verdicts: [{text, cites, supported, precise: {id: bool}, quarantined}].
+    on_verdict(n, verdict) is called as each sentence's verdict is reached (a CLI or page shows it then).
     A passage on the side of a disagreement that reads like an instruction (disputes.suspects) is quarantined too:
     `dispute` is disputes.check(result) when the caller has it; None asks for it only when a cited passage could
     lose that way (disputes.worth_checking: no model call otherwise); False skips the rule.
@@ -60,7 +61,15 @@ def verify(result, dispute=None):
                 precise[c] = check(s["text"], [c]) or not check(s["text"], [o for o in usable if o != c])
         out.append({"text": s["text"], "cites": cites, "supported": supported, "precise": precise,
                     "quarantined": quarantined, "how": how})
+        if on_verdict:
+            on_verdict(len(out) - 1, out[-1])
     return out
+
+
+def verdict_line(n, v):
+    """'  checked 2. [S1 supports] [S3 does not support] -> supported' for a CLI, as a verdict is reached."""
+    marks = " ".join(f"[{c} {'supports' if ok else 'does not support'}]" for c, ok in v["precise"].items())
+    return f"  checked {n + 1}. {marks or '(uncited)'} -> {'supported' if v['supported'] else 'NOT supported'}"
 
 
 def _judged(text, ids, by_id, slot):

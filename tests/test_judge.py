@@ -68,9 +68,12 @@ def test_alce_recall_and_precision(fresh_cache):
     r = result_with([{"text": "both cited", "cites": ["S1", "S2"]},   # supported; S2 not needed
                      {"text": "wrong cite", "cites": ["S2"]},          # unsupported
                      {"text": "no cite", "cites": []}])                # uncited = unsupported
+    seen = []
     with llm.use_model(llm.ScriptedModel(good_judge)):
-        v = citations.verify(r)
+        v = citations.verify(r, on_verdict=lambda n, verdict: seen.append((n, verdict["supported"])))
     assert [x["supported"] for x in v] == [True, False, False]
+    assert seen == [(0, True), (1, False), (2, False)]   # each verdict as it is reached, in order
+    assert citations.verdict_line(0, v[0]) == "  checked 1. [S1 supports] [S2 does not support] -> supported"
     assert v[0]["precise"] == {"S1": True, "S2": False} and v[1]["precise"] == {"S2": False}
     item = {"id": "x", "type": "multi", "source": "t", "answer": "a", "aliases": [], "supporting_docs": ["d1", "d9"]}
     cost = {"calls": 1, "prompt_tokens": 10, "completion_tokens": 5, "seconds": 1.0}
