@@ -122,12 +122,16 @@ class _Embedded:
         except Exception as e:
             raise LLMError(f"llama.cpp could not load {path}: {e}") from e
 
+    def _ready(self):
+        """Seconds spent loading (0 once loaded); the caller holds _ENGINE_LOCK."""
+        start = time.perf_counter()
+        if self.server is None:
+            self._load()
+        return time.perf_counter() - start
+
     def openai_chat(self, request):
         with _ENGINE_LOCK:
-            start = time.perf_counter()
-            if self.server is None:
-                self._load()
-            loaded = time.perf_counter() - start
+            start, loaded = time.perf_counter(), self._ready()
             try:
                 out = self.server.handle_chat_completions(request)
             except ValueError as e:  # a malformed request, e.g. messages that are not a list
@@ -145,10 +149,7 @@ class _Embedded:
         """The same request answered token by token: on_chunk(OpenAI chunk dict) for each, and its True stops
         llama.cpp at the next token. Returns {"load_seconds"}; the counts come in the last chunk."""
         with _ENGINE_LOCK:
-            start = time.perf_counter()
-            if self.server is None:
-                self._load()
-            loaded, failed = time.perf_counter() - start, []
+            loaded, failed = self._ready(), []
 
             def relay(chunk):
                 if "choices" not in chunk and chunk.get("error"):
@@ -367,8 +368,6 @@ def _streamed(parts, on_text, cancel):
         for part in parts:
             if cancel is not None and cancel.is_set():
                 raise Stopped("stopped: the model call was aborted")
-            if getattr(part, "error", None):
-                raise LLMError(str(part.error))
             text += part.message.content or ""
             last = part
             if on_text is not None and part.message.content:

@@ -162,8 +162,10 @@ class Retriever:
             vecs = dict(zip(got["ids"], got["embeddings"]))
             return {i: dense_score[i] if i in dense_score else float(np.dot(vecs[self.ids[i]], qvec)) for i in chunks}
 
+        read = {}   # rest text -> (vector, BM25 scores): chain_rank asks of the same rest to rank and then to show
+
         def rescore(text, chunks):  # relevance to what the question still asks, as hop 1 scores (links.chain_rank)
-            vec, bm = embed([text])[0], self.bm25.scores(text)
+            vec, bm = read[text] if text in read else read.setdefault(text, (embed([text])[0], self.bm25.scores(text)))
             got = self.collection.get(ids=[self.ids[i] for i in chunks], include=["embeddings"])
             vecs = dict(zip(got["ids"], got["embeddings"]))
             return {i: float(np.dot(vecs[self.ids[i]], vec)) + links.REST_BM25 * float(bm[i]) / (float(bm.max()) or 1.0)

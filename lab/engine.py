@@ -116,6 +116,25 @@ def _ollama_logprobs(choice):
             for c in content if c["token"] or c.get("bytes")]
 
 
+def _chat_request(path, body):
+    """The OpenAI-style request for an Ollama /api/chat or /api/generate body (a generate's system and prompt as
+    messages)."""
+    messages = body.get("messages") or []
+    if path == "/api/generate":
+        messages = ([{"role": "system", "content": body["system"]}] if body.get("system") else []) \
+                   + [{"role": "user", "content": body.get("prompt", "")}]
+    return _openai_request(body, [{"role": m["role"], "content": m.get("content") or ""} for m in messages])
+
+
+def _done(engine, reason, start, loaded, usage, timings):
+    """The fields of Ollama's final reply (or last stream chunk): why it stopped, the counts and the durations."""
+    return {"model": engine.name, "created_at": datetime.now(timezone.utc).isoformat(), "done": True,
+            "done_reason": reason, "total_duration": int((time.perf_counter() - start) * 1e9),
+            "load_duration": int(loaded * 1e9), "prompt_eval_count": usage.get("prompt_tokens", 0),
+            "prompt_eval_duration": int(timings.get("prompt_ms", 0) * 1e6),
+            "eval_count": usage.get("completion_tokens", 0), "eval_duration": int(timings.get("predicted_ms", 0) * 1e6)}
+
+
 def _details(engine):
     if engine.name != EMBEDDED_NAME:  # another GGUF or a scripted model: nothing known
         return {}
@@ -136,26 +155,14 @@ def ollama_api(engine, method, path, body):
             return 200, {"modelfile": "", "details": _details(engine), "capabilities": ["completion"]}
         if body.get("tools") or body.get("images"):
             return 400, {"error": "tools and images are not supported by the embedded engine"}
-        messages = body.get("messages") or []
-        if path == "/api/generate":
-            messages = ([{"role": "system", "content": body["system"]}] if body.get("system") else []) \
-                       + [{"role": "user", "content": body.get("prompt", "")}]
         start = time.perf_counter()
         try:
-            out = engine.openai_chat(_openai_request(body, [{"role": m["role"], "content": m.get("content") or ""}
-                                                            for m in messages]))
+            out = engine.openai_chat(_chat_request(path, body))
         except LLMError as e:
             return 500, {"error": str(e)}
         choice, usage, timings = out["choices"][0], out.get("usage", {}), out.get("timings", {})
         text = choice["message"].get("content") or ""
-        reply = {"model": engine.name, "created_at": datetime.now(timezone.utc).isoformat(), "done": True,
-                 "done_reason": choice.get("finish_reason") or "stop",
-                 "total_duration": int((time.perf_counter() - start) * 1e9),
-                 "load_duration": int(out["load_seconds"] * 1e9),
-                 "prompt_eval_count": usage.get("prompt_tokens", 0),
-                 "prompt_eval_duration": int(timings.get("prompt_ms", 0) * 1e6),
-                 "eval_count": usage.get("completion_tokens", 0),
-                 "eval_duration": int(timings.get("predicted_ms", 0) * 1e6)}
+        reply = _done(engine, choice.get("finish_reason") or "stop", start, out["load_seconds"], usage, timings)
         if body.get("logprobs") or body.get("top_logprobs"):
             reply["logprobs"] = _ollama_logprobs(choice)
         if path == "/api/chat":
@@ -171,11 +178,7 @@ def stream_api(engine, path, body):
     a generator of chunk dicts, {"message"/"response": a piece of text, "done": false} ... then a last one with
     "done": true and the counts. The engine writes through `engine.openai_chat_stream(request, on_chunk)` in a
     thread; closing the generator sets the stop flag, and on_chunk's True stops the engine at its next token."""
-    messages = body.get("messages") or []
-    if path == "/api/generate":
-        messages = ([{"role": "system", "content": body["system"]}] if body.get("system") else []) \
-                   + [{"role": "user", "content": body.get("prompt", "")}]
-    request = _openai_request(body, [{"role": m["role"], "content": m.get("content") or ""} for m in messages])
+    request = _chat_request(path, body)
     pieces, stop, start, end = queue.Queue(), threading.Event(), time.perf_counter(), object()
 
     def on_chunk(chunk):
@@ -209,20 +212,17 @@ def stream_api(engine, path, body):
                 if piece := (choice.get("delta") or {}).get("content"):
                     yield {"model": engine.name, "created_at": datetime.now(timezone.utc).isoformat(),
                            key: text(piece), "done": False}
-        yield {"model": engine.name, "created_at": datetime.now(timezone.utc).isoformat(), key: text(""),
-               "done": True, "done_reason": reason, "total_duration": int((time.perf_counter() - start) * 1e9),
-               "load_duration": int(loaded * 1e9), "prompt_eval_count": usage.get("prompt_tokens", 0),
-               "prompt_eval_duration": int(timings.get("prompt_ms", 0) * 1e6),
-               "eval_count": usage.get("completion_tokens", 0),
-               "eval_duration": int(timings.get("predicted_ms", 0) * 1e6)}
+        yield {key: text(""), **_done(engine, reason, start, loaded, usage, timings)}
     finally:
         stop.set()   # closed early: the engine stops at its next token and its lock is free again
         worker.join()
 
 
-def streams(method, path, body):
-    """Whether a request is answered by stream_api: a POST /api/chat or /api/generate with "stream": true."""
-    return method == "POST" and path in ("/api/chat", "/api/generate") and bool(body.get("stream"))
+def streams(engine, method, path, body):
+    """Whether a request is answered by stream_api: a POST /api/chat or /api/generate with "stream": true, for this
+    engine's model (any other is refused by ollama_api)."""
+    return (method == "POST" and path in ("/api/chat", "/api/generate") and bool(body.get("stream"))
+            and body.get("model") == engine.name)
 
 
 class _Lines(httpx.SyncByteStream):
@@ -256,7 +256,7 @@ class Transport(httpx.BaseTransport):
 
     def handle_request(self, request):
         body = json.loads(request.read() or b"{}")
-        if streams(request.method, request.url.path, body) and body.get("model") == self.engine.name:
+        if streams(self.engine, request.method, request.url.path, body):
             return httpx.Response(200, stream=_Lines(stream_api(self.engine, request.url.path, body)),
                                   headers={"content-type": "application/x-ndjson"})
         status, payload = ollama_api(self.engine, request.method, request.url.path, body)
@@ -273,7 +273,7 @@ def serve(engine, host="127.0.0.1", port=0):
             size = int(self.headers.get("Content-Length") or 0)
             body = json.loads(self.rfile.read(size) or b"{}") if size else {}
             path = self.path.split("?")[0]
-            if streams(method, path, body) and body.get("model") == engine.name:
+            if streams(engine, method, path, body):
                 self.send_response(200)   # no length: the reply ends when the connection closes (HTTP/1.0)
                 self.send_header("Content-Type", "application/x-ndjson")
                 self.end_headers()

@@ -25,7 +25,7 @@ guesses. Not handled: answers in other languages; spans with lower-case words in
 import re
 
 from lab.answers import COMMON, named_in, normalize_answer
-from lab.links import CODE
+from lab.links import CODE, codes, normalize
 
 SHORT_WORDS = 5          # an answer of at most this many words, not a sentence, is kept as the model wrote it
 MONTH = ("January|February|March|April|May|June|July|August|September|October|November|December|"
@@ -201,18 +201,16 @@ def spelled_out(question, answer, passages):
     defined = re.compile(rf"\((?:[a-z]+\s+)?{letters}\)")
     for p in passages:
         text = p.get("text", "")
-        if not re.search(rf"(?<![\w/-]){re.escape(code)}(?![\w/-])", text) or noun[:5] not in text.lower():
+        if normalize(code) not in codes(text) or noun[:5] not in text.lower():
             continue
-        for m in defined.finditer(text):
-            words = text[:m.start()].split()[-LONG_FORM_WORDS:]
-            for n in range(1, len(words) + 1):
-                name = " ".join(words[-n:])
-                if name[:1] == letters[0] and all(w[:1].isupper() or w in ("of", "the", "and") for w in words[-n:]) \
-                        and abbreviates(letters, name):
-                    before = [b.end() for b in re.finditer(r"[.!?]\s|\n", text[:m.start()])]
-                    end = re.search(r"[.!?](?=\s|$)|\n", text[m.end():])
-                    stop = m.end() + end.end() if end else len(text)
-                    return name, p["id"], text[before[-1] if before else 0:stop].strip()
+        for sentence in (s for line in text.splitlines() for s in re.split(r"(?<=[.!?])\s+", line)):
+            for m in defined.finditer(sentence):
+                words = sentence[:m.start()].split()[-LONG_FORM_WORDS:]
+                for n in range(1, len(words) + 1):
+                    name = " ".join(words[-n:])
+                    if name[:1] == letters[0] and abbreviates(letters, name) \
+                            and all(w[:1].isupper() or w in ("of", "the", "and") for w in words[-n:]):
+                        return name, p["id"], sentence.strip()
     return None
 
 
