@@ -7,27 +7,30 @@
 Expected: "serving http://127.0.0.1:7860 (engine embedded, model ...)" in ~15 s (gradio, torch and the
 embedding model load), then a page with a question box, a pattern picker (single, smart router,
 parallel, iterative, FLARE, Self-RAG, CRAG, and GraphRAG when `python graphrag.py --build` has built a
-graph for the corpus), the answer with every [S#] as a chip coloured by the judge's verdict (green
-supports, red does not, grey-striped an ID the model invented; hover or click for the cited chunk and
-the sentence it backs), uncited sentences flagged, and a trace panel (route, sub-questions and hops,
-retrievals and their triggers, LLM calls, tokens, seconds). The status line counts LLM calls and tokens
-while the model works, then says when citations are being checked. Measured on 2 shared cores (embedded
-Qwen2.5-Coder-1.5B): `single` 26-83 s per golden question, judge included; `smart router` on a two-hop
-fixture question 108 s (4 LLM calls, then 2 judge calls). `--check-concurrency 5`: all 5 answered one
-after another, none lost, 222 s, peak RSS 2.9 GB (results/app_concurrency_engine.json).
+graph for the corpus), Ask and Stop buttons, the answer, and a trace panel (route, sub-questions and hops,
+retrievals and their triggers, each check with its seconds, LLM calls, tokens, seconds).
+
+The answer is written on the page as the model writes it: each sentence as soon as it is complete (the model's
+JSON read as it streams, lab/partial.py), its [S#] chips grey ("checking…"), and nothing marked as checked.
+When it is done, each sentence's chips turn green (supports) or red (does not) as the judge answers for them,
+grey-striped for an ID the model invented; hover or click a chip for the cited chunk and the sentence it backs.
+Then the answer check, and only then the bold headline. Stop aborts the running model call (the engine stops
+at its next token, or while it reads the prompt at the end of its batch of llama.cpp's PROMPT_BATCH tokens),
+shows what was written marked "stopped, unchecked", keeps nothing of it, and lets the next question start.
+Questions asked while one runs wait in line and say their place ("queued, 1 ahead").
 
 The HTML comes from page.py (pure functions); this file serves it.
-Why Gradio rather than Streamlit: a generator handler streams progress with no front-end code; its
-request queue with concurrency_limit=1 makes concurrent questions wait their turn for the one
-llama.cpp engine instead of fighting over it (Streamlit reruns a script per browser session and
-would need our own lock and polling); and every event is also an HTTP API (`gradio_client`), which
+Why Gradio rather than Streamlit: a generator handler streams progress with no front-end code; its queue
+runs each question's handler, and a line of our own (lab/turns.py) lets one at a time reach the one llama.cpp
+engine and tells each waiting question its place, which a generator can redraw (Streamlit reruns a script per
+browser session and would need polling); and every event is also an HTTP API (`gradio_client`), which
 the concurrency check and the tests use. The app adds no retrieval or prompting of its own: it calls
 multihop, flare, self_rag, crag, graphrag and citations.verify, and renders their dicts.
 
 Bad input: an empty question or one over MAX_QUESTION_CHARS gets a message and is never queued; a
 question that does not look English is answered anyway, under a notice that the corpus is English;
-a question sent while the model is busy is told so and queued (at most QUEUE_MAX wait). Not handled:
-cancelling a running answer (the model call finishes; the next question then starts).
+at most QUEUE_MAX questions wait. A Stop pressed while the judge reads a passage takes effect when that
+call returns (a call for logprobs is not streamed): the page says "stopping" at once.
 """
 import argparse
 import re
@@ -40,10 +43,11 @@ from pathlib import Path
 import answer_check
 import citations
 import disputes
+import generate
 import llm
 import patterns
 from generate import check_question
-from lab import cache, steps
+from lab import cache, partial, steps, turns
 from page import CSS, render_answer, render_engine, render_live, render_pending, render_status, render_trace
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, load_golden, retrieve_chunks
 from router import load_router
@@ -90,13 +94,13 @@ def choices_for(corpus):
 
 # ---- the server ----
 
-_BUSY = threading.Lock()   # one answer at a time through the single engine, whoever asks (page or API)
+_LINE = turns.Turns()      # one answer at a time through the single engine, whoever asks (page or API), in order
 _RUNS = []                 # (start, end, RSS MB after, first step shown) of every answer: the checks read them
-_NOW = {}                  # the question being answered and since when: the busy notice says so
 
 
-def answer_steps(question, pattern, corpus, choices):
-    """The handler: yields (status, answer, trace) HTML as it goes. Bad input ends with a message, never raises."""
+def answer_steps(question, pattern, corpus, choices, who=None):
+    """The handler: yields (status, answer, trace) HTML as it goes. Bad input ends with a message, never raises.
+    `who` (the page's session) is whose Stop stops it. While others are before it in the line, it says its place."""
     keep = None  # outputs left as they are (gr.skip() once gradio is loaded)
     try:
         import gradio as gr
@@ -107,76 +111,152 @@ def answer_steps(question, pattern, corpus, choices):
     except ValueError as e:
         yield render_status(f"Not asked: {e}.", "error"), keep, keep
         return
-    with _BUSY:
-        start, before, box = time.time(), llm.stats(), {"stage": f"retrieving and answering with {pattern}"}
-        _NOW.update(question=question, since=start)
+    turn, said = _LINE.join(who if who is not None else object()), None
+    try:
+        while (ahead := _LINE.wait(turn, POLL_SECONDS)) and not turn.stop.is_set():
+            if ahead != said:  # the place, again whenever it changes
+                said = ahead
+                yield render_status(f"queued, {ahead} ahead: it starts when "
+                                    f"{'that one is' if ahead == 1 else 'those are'} done", "queued"), keep, keep
+        if turn.stop.is_set():
+            yield render_status("Stopped before it started: nothing was asked of the model.", "stopped"), keep, keep
+            return
+        yield from _answer(question, pattern, corpus, choices, notice, turn, keep)
+    finally:
+        _LINE.leave(turn)
 
-        def work():  # any failure becomes a message on the page; the server keeps serving
-            try:
-                with steps.watch() as box["steps"]:  # each step shows on the page as soon as it is appended
-                    box["result"] = choices[pattern](question, corpus)
-            except Exception as e:
-                box["error"] = str(e) if isinstance(e, (ValueError, CorpusError, llm.LLMError)) else repr(e)
-                return
-            # the disagreement check first: a side of it that reads like an instruction is quarantined by verify()
-            box["stage"] = "checking whether the sources disagree (one call per passage about the question)"
-            with llm.counting() as cost:
-                try:
-                    box["dispute"] = disputes.check(box["result"])
-                except Exception as e:  # the answer shows without the chip; the status line says why
-                    box["dispute_error"] = str(e)
-                box["stage"] = "checking citations (one judge call per citation)"
-                try:
-                    box["verdicts"] = citations.verify(box["result"], box.get("dispute"))
-                    box["stage"] = "checking the answer itself (the cited passages asked the question)"
-                    box["checked"] = answer_check.check(box["result"], box["verdicts"], box.get("dispute"))
-                except Exception as e:  # the answer still shows, its chips marked unchecked
-                    box["judge_error"] = str(e)
-            box["judge"] = cost
-        worker = threading.Thread(target=work, daemon=True)
-        worker.start()
-        yield render_status(f"{box['stage']}…"), render_pending(), render_live([], pattern)  # the last answer goes
-        first_step, shown = None, 0
+
+def _work(box, question, pattern, corpus, choices, stop):
+    """The answer, then its checks, into `box` as they come (the handler reads it): "written" (the sentences
+    complete so far), "short", "result", then "dispute", "verdicts" one by one, "checked"; "checks" (what, s)."""
+    def begin():  # a pattern may write more than one reply: the page shows the one being written
+        box["written"], box["short"] = [], None
+    watch = partial.Watcher(lambda n, text, ids: box["written"].append((text, ids)),
+                            lambda answer: box.update(short=answer), begin)
+    try:
+        with steps.watch() as box["steps"], generate.watching(watch), llm.cancelling(stop):
+            box["result"] = choices[pattern](question, corpus)  # each step shows as soon as it is appended
+    except llm.Stopped:
+        return
+    except Exception as e:  # any failure becomes a message on the page; the server keeps serving
+        box["error"] = str(e) if isinstance(e, (ValueError, CorpusError, llm.LLMError)) else repr(e)
+        return
+    clock = [time.time()]
+
+    def took(what):
+        box["checks"].append((what, time.time() - clock[0]))
+        clock[0] = time.time()
+
+    def verdict(n, v):
+        box["verdicts"].append(v)
+        took(f"sentence {n + 1}: {len(v['precise'])} citation{'s' * (len(v['precise']) != 1)} checked")
+    with llm.counting() as box["judge"], llm.cancelling(stop):
+        # the disagreement check first: a side of it that reads like an instruction is quarantined by verify()
+        box["stage"] = "checking whether the sources disagree (one call per passage about the question)"
         try:
-            while worker.is_alive():
-                worker.join(POLL_SECONDS)
-                now, seen = llm.stats(), list(box.get("steps") or [])
-                first_step = first_step or (time.time() if seen else None)
-                tokens = (now['prompt_tokens'] + now['completion_tokens']
-                          - before['prompt_tokens'] - before['completion_tokens'])
-                status = render_status(f"{box['stage']}… {now['calls'] - before['calls']} LLM calls, "
-                                       f"{tokens:,} tokens, {time.time() - start:.0f} s")
-                # the steps so far (route, passages retrieved, hops...), redrawn when one more has come
-                yield status, keep, (render_live(seen, pattern) if len(seen) > shown else keep)
-                shown = len(seen)
-        finally:
-            worker.join()  # a closed page must not let the next question start under a running one
-            _RUNS.append((start, time.time(), memory_mb()[0], first_step))
-            _NOW.clear()
+            box["dispute"] = disputes.check(box["result"])
+            took("disagreement check")
+        except llm.Stopped:
+            return
+        except Exception as e:  # the answer shows without the chip; the status line says why
+            box["dispute_error"] = str(e)
+        box["stage"] = "checking citations (one judge call per citation)"
+        try:
+            citations.verify(box["result"], box.get("dispute"), on_verdict=verdict)
+            box["stage"] = "checking the answer itself (the cited passages asked the question)"
+            box["checked"] = answer_check.check(box["result"], box["verdicts"], box.get("dispute"))
+            took("answer check")
+        except llm.Stopped:
+            return
+        except Exception as e:  # the answer still shows, its chips marked unchecked
+            box["judge_error"] = str(e)
+            box["verdicts"] = None
+
+
+def _so_far(box, notice, live):
+    """The answer pane for what the box holds now: the sentences written so far, or the whole answer with the
+    verdicts reached so far."""
+    if "result" in box:
+        return render_answer(box["result"], box["verdicts"], notice, live=live)
+    written = {"answer": box["short"] or "", "sentences": [{"text": t, "cites": ids} for t, ids in box["written"]]}
+    return render_answer(written, None, notice, live=live) if written["sentences"] or written["answer"] \
+        else render_pending()
+
+
+def _answer(question, pattern, corpus, choices, notice, turn, keep):
+    start, before = time.time(), llm.stats()
+    box = {"stage": f"retrieving and answering with {pattern}", "written": [], "short": None, "verdicts": [],
+           "checks": []}
+    worker = threading.Thread(target=_work, args=(box, question, pattern, corpus, choices, turn.stop), daemon=True)
+    worker.start()
+    yield render_status(f"{box['stage']}…"), render_pending(), render_live([], pattern)  # the last answer goes
+    first_step, shown, pane, told = None, 0, None, False
+    try:
+        while worker.is_alive():
+            worker.join(POLL_SECONDS)
+            now, seen = llm.stats(), list(box.get("steps") or [])
+            first_step = first_step or (time.time() if seen else None)
+            if turn.stop.is_set():  # said at once; the engine stops at its next token or prompt batch
+                if not told:
+                    told = True
+                    yield (render_status(f"stopping after {time.time() - start:.0f} s: the model call is being "
+                                         f"aborted", "stopped"), _so_far(box, notice, "stopped"), keep)
+                continue
+            tokens = (now['prompt_tokens'] + now['completion_tokens']
+                      - before['prompt_tokens'] - before['completion_tokens'])
+            stage = box["stage"] if "result" in box or not box["written"] else \
+                f"writing the answer, {len(box['written'])} sentence{'s' * (len(box['written']) != 1)} so far"
+            status = render_status(f"{stage}… {now['calls'] - before['calls']} LLM calls, "
+                                   f"{tokens:,} tokens, {time.time() - start:.0f} s")
+            live = "checking" if "result" in box else "writing"
+            now_pane = _so_far(box, notice, live)
+            # the steps so far (route, passages retrieved, hops...), redrawn when one more has come
+            yield (status, now_pane if now_pane != pane else keep,
+                   render_live(seen, pattern) if len(seen) > shown else keep)
+            shown, pane = len(seen), now_pane
+    finally:
+        worker.join()  # a closed page must not let the next question start under a running one
+        _RUNS.append((start, time.time(), memory_mb()[0], first_step))
+    yield from _last(box, pattern, notice, turn, start, keep)
+
+
+def _last(box, pattern, notice, turn, start, keep):
+    """The final (status, answer, trace): done, failed, or stopped with what there was."""
+    r, info, took = box.get("result"), llm.engine_info(), time.time() - start
+    if turn.stop.is_set():
+        trace = (render_trace(r, pattern, box.get("judge"), info, box["checks"]) if r
+                 else render_live(list(box.get("steps") or []), pattern))
+        yield (render_status(f"stopped after {took:.0f} s: what the model had written is shown, unchecked; "
+                             f"nothing of the stopped call was kept", "stopped"), _so_far(box, notice, "stopped"), trace)
+        return
     if "error" in box:
         yield render_status(f"Failed: {box['error']}", "error"), keep, keep
         return
-    r, info = box["result"], llm.engine_info()
-    verdicts = box.get("verdicts")
     checked = (f"citation check failed: {box['judge_error']}" if "judge_error" in box
                else f"{sum(len(s['cites']) for s in r['sentences'])} citations checked")
     if "dispute_error" in box:
         checked += f", disagreement check failed: {box['dispute_error']}"
-    yield (render_status(f"done in {time.time() - start:.0f} s: {len(r['sentences'])} sentences, {checked}", "done"),
-           render_answer(r, verdicts, notice, box.get("dispute"), box.get("checked")),
-           render_trace(r, pattern, box.get("judge"), info))
+    yield (render_status(f"done in {took:.0f} s: {len(r['sentences'])} sentences, {checked}", "done"),
+           render_answer(r, box["verdicts"], notice, box.get("dispute"), box.get("checked")),
+           render_trace(r, pattern, box.get("judge"), info, box["checks"]))
 
 
 def announce(question):
-    """Answered at once, outside the queue: a bad question's message, or that the model is busy."""
+    """Answered at once, outside the queue: a bad question's message, or its place in the line."""
     try:
         _, notice = check_input(question)
     except ValueError as e:
         return render_status(f"Not asked: {e}.", "error")
-    if _NOW:
-        return render_status(f"The model is busy answering another question (for {time.time() - _NOW['since']:.0f} s): "
-                             f"yours is queued and starts when it is done.", "queued")
+    if len(_LINE):
+        return render_status(f"The model is busy: yours is queued, {len(_LINE)} ahead.", "queued")
     return render_status("queued" + (f" ({notice})" if notice else ""))
+
+
+def halt(who):
+    """The Stop button: stops this page's question, running or queued; -> the status line."""
+    if not _LINE.stop(who):
+        return render_status("Nothing of yours is running: nothing to stop.", "idle")
+    return render_status("stopping: the model call is being aborted", "stopped")
 
 
 def gate(question):
@@ -206,21 +286,28 @@ def build(corpus=CORPUS_DIR, golden=GOLDEN):
         with gr.Row():
             question = gr.Textbox(label="Question", lines=2, scale=4, elem_id="question")
             pattern = gr.Dropdown(list(choices), value=DEFAULT_PATTERN, label="Pattern", scale=1, elem_id="pattern")
-        ask = gr.Button("Ask", variant="primary", elem_id="ask")
+        with gr.Row():
+            ask = gr.Button("Ask", variant="primary", elem_id="ask", scale=4)
+            stop = gr.Button("Stop", variant="stop", elem_id="stop", scale=1)
         if examples:
             gr.Examples(examples, [question], label="golden questions")
         status = gr.HTML(render_status("ready", "idle"), elem_id="status")
         with gr.Row():
             answer = gr.HTML(elem_id="answer")
             trace = gr.HTML(elem_id="trace")
-        run = lambda q, p: (yield from answer_steps(q, p, corpus, choices))
+        def run(q, p, request: gr.Request):
+            yield from answer_steps(q, p, corpus, choices, request.session_hash)
+
+        def stop_mine(request: gr.Request):
+            return halt(request.session_hash)
+        stop.click(stop_mine, None, [status], queue=False, show_progress="hidden")
         for trigger in (ask.click, question.submit):
             trigger(announce, [question], [status], queue=False, show_progress="hidden") \
                 .then(gate, [question], None, queue=False, show_progress="hidden") \
-                .success(run, [question, pattern], [status, answer, trace], concurrency_limit=1,
-                         concurrency_id="engine", show_progress="minimal",
+                .success(run, [question, pattern], [status, answer, trace], concurrency_limit=QUEUE_MAX,
+                         concurrency_id="engine", show_progress="hidden",
                          api_name="answer" if trigger == ask.click else False)
-    demo.queue(max_size=QUEUE_MAX, default_concurrency_limit=1)
+    demo.queue(max_size=QUEUE_MAX)   # every question is let in: _LINE lets one answer at a time and says the place
     return demo
 
 

@@ -30,6 +30,7 @@ a second question over the same 1,200-token context takes 0.5 s instead of 17 s.
 """
 import argparse
 import contextlib
+import contextvars
 import json
 import os
 import re
@@ -47,6 +48,7 @@ from lab.engine import N_CTX, SEED, LLMError  # LLMError is this door's error to
 DEFAULT_HOST = "http://127.0.0.1:11434"  # where `ollama serve` listens
 DEFAULT_MODEL = "llama3.1:8b"            # the course's Ollama model
 PROBE_TIMEOUT = 1.0                      # seconds to decide whether an Ollama server is there
+PROMPT_BATCH = 256                       # prompt tokens llama.cpp reads between two chances to stop (engine_params)
 CACHE_RAM_MIB = 1024                     # llama.cpp's RAM prompt cache: ~40 prompts of 1,000 tokens (8,192 by default)
 DEMO_QUESTION = "In one sentence: what does retrieval-augmented generation add to a language model?"
 
@@ -56,6 +58,7 @@ _ROUTES = {}                      # env settings -> (engine_info dict, ollama.Cl
 _ENGINES = {}                     # GGUF path -> _Embedded (loaded on first request)
 _STATS = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "seconds": 0.0}
 _scripted = None                  # set by use_model() for tests
+_CANCEL = contextvars.ContextVar("cancel", default=None)   # cancelling(event): every call in the block stops on it
 _STREAM_ALL = False               # set by ctrl_c(): every call streams, so Ctrl-C stops it at the next token
 
 
@@ -93,6 +96,10 @@ def engine_params(xllamacpp, path, lab=True):
         params.slot_prompt_similarity = 1.0
         params.cache_ram_mib = CACHE_RAM_MIB
         params.sampling.seed = SEED
+        # llama.cpp reads a prompt PROMPT_BATCH tokens at a time and can be stopped between batches (about every 3 s
+        # here): its default, 2048, reads a whole answer prompt in one batch that nothing can stop. 256 read prompts
+        # at 0.98x the default's tokens/s, 128 at 0.89x (results/issue46/prompt_batch_speed.txt, 9 prompts each).
+        params.n_batch = PROMPT_BATCH
     return params
 
 
@@ -321,6 +328,9 @@ def chat(messages, *, schema=None, logprobs=False, top_logprobs=0, max_tokens=51
     streamed (a stream carries none).
     Example: chat([{"role": "user", "content": "Hi"}], max_tokens=8).message.content"""
     info, client = _route(model)
+    cancel = cancel if cancel is not None else _CANCEL.get()
+    if cancel is not None and cancel.is_set():
+        raise Stopped("stopped: the model call was not started")
     options = {"temperature": temperature, "seed": seed, "num_predict": max_tokens, "num_ctx": N_CTX}
     if stop:
         options["stop"] = list(stop)
@@ -332,7 +342,11 @@ def chat(messages, *, schema=None, logprobs=False, top_logprobs=0, max_tokens=51
         if wanted or (on_text is None and cancel is None and not _STREAM_ALL):
             response = client.chat(**args)
         else:
-            response = _streamed(client.chat(**args, stream=True), on_text, cancel)
+            token = engine.STOP.set(cancel)   # the embedded engine checks it between prompt batches, too
+            try:
+                response = _streamed(client.chat(**args, stream=True), on_text, cancel)
+            finally:
+                engine.STOP.reset(token)
     except (ollama.ResponseError, ConnectionError, httpx.HTTPError) as e:
         reason = " ".join(str(getattr(e, "error", e)).split())  # ResponseError.error: the server's own words
         raise LLMError(f"{info['engine']} model {info['model']} at {info['host']} failed: {reason}") from None
@@ -342,6 +356,18 @@ def chat(messages, *, schema=None, logprobs=False, top_logprobs=0, max_tokens=51
         _STATS["completion_tokens"] += response.eval_count or 0
         _STATS["seconds"] += time.perf_counter() - start
     return response
+
+
+@contextlib.contextmanager
+def cancelling(event):
+    """Every chat() in the block (in this thread) without its own `cancel` stops when `event` is set: the page's Stop.
+    A streamed call is aborted (the embedded engine checks between prompt batches and at each token); a call for
+    logprobs runs to its end, and the next call raises Stopped before it starts."""
+    token = _CANCEL.set(event)
+    try:
+        yield event
+    finally:
+        _CANCEL.reset(token)
 
 
 @contextlib.contextmanager

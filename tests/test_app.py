@@ -271,7 +271,7 @@ def test_handler_streams_progress_and_turns_errors_into_messages(corpus):
     [(bad, *_)] = list(app.answer_steps(Q, "GraphRAG-that-is-not-built", corpus, choices))
     assert "unknown pattern" in bad
 
-    def judge_down(result, dispute=None):
+    def judge_down(result, dispute=None, on_verdict=None):
         raise llm.LLMError("judge down")
     with scripted(), pytest.MonkeyPatch.context() as mp:
         mp.setattr(citations, "verify", judge_down)
@@ -323,20 +323,33 @@ def test_trace_publishes_to_the_watching_thread_only():
     assert t == [{"step": s} for s in ("route", "inner", "retrieve", "after")] and steps.trace(t) is t
 
 
-def test_busy_notice_while_another_question_runs(corpus):
+def test_a_waiting_question_says_its_place_and_a_stop_ends_it(corpus):
+    """While one answer is held (SCRIPTED model), a second question says "queued, 1 ahead"; the first page's Stop
+    ends the first with what it had, and the second then runs to done."""
     RELEASE.clear()
+    first, second = [], []
     with scripted():
-        worker = threading.Thread(target=lambda: list(app.answer_steps(f"{Q} {SLOW}", "single", corpus,
-                                                                       app.choices_for(corpus))))
-        worker.start()
+        a = threading.Thread(target=lambda: first.extend(app.answer_steps(f"{Q} {SLOW}", "single", corpus,
+                                                                          app.choices_for(corpus), "page-1")))
+        a.start()
         deadline = time.time() + 30
-        while not app._NOW and time.time() < deadline:
+        while not len(app._LINE) and time.time() < deadline:
             time.sleep(0.05)
         busy = app.announce("Who designed Ashford Bridge?")
+        b = threading.Thread(target=lambda: second.extend(app.answer_steps(Q, "single", corpus,
+                                                                           app.choices_for(corpus), "page-2")))
+        b.start()
+        while not second and time.time() < deadline:
+            time.sleep(0.05)
+        waiting = second[0][0]
+        said = app.halt("page-1")
         RELEASE.set()
-        worker.join(30)
-    assert "The model is busy answering another question" in busy and "queued" in busy
-    assert "Not asked: the question is empty" in app.announce("") and "The model is busy" not in app.announce(Q)
+        a.join(30), b.join(30)
+    assert "queued, 1 ahead" in busy and "queued, 1 ahead" in waiting and 'data-kind="queued"' in waiting
+    assert 'data-kind="stopped"' in said and 'data-kind="stopped"' in first[-1][0]
+    assert 'data-kind="done"' in second[-1][0] and len(chips(second[-1][1])) == 3
+    assert "Nothing of yours is running" in app.halt("page-1") and not len(app._LINE)
+    assert "Not asked: the question is empty" in app.announce("") and "queued" in app.announce(Q)
 
 
 # ---- the server: five questions at once ----
@@ -357,7 +370,7 @@ def test_five_concurrent_questions_are_queued_and_all_answered(server):
 
     def release_later():
         # the held question itself, whichever order the server runs them in
-        while SLOW not in app._NOW.get("question", ""):
+        while not len(app._LINE):
             time.sleep(0.02)
         time.sleep(1.0)
         RELEASE.set()

@@ -1,0 +1,185 @@
+"""How soon the demo page shows an answer: seconds from Ask to the first complete sentence on the page, to the first
+verdict chip, and to done, for each question, in Chromium, on the real engine; the page as it was (a git ref)
+against the page as it is, in one run, question by question in turn.
+
+    python -m experiments.bench_page --before 55f8139 --json results/issue46/bench_page_native.json
+    python -m experiments.bench_page --sides now --build wheel --json results/issue46/bench_page_wheel.json
+
+Questions: the README's demo question (the Makefile's QUESTION) and the first --questions two-hop questions of
+golden.json; pattern smart router. Each side is `python app.py` started as a user starts it, from its own checkout
+(--before: a git worktree at that ref, sharing this .venv), with its own copy of .rag and no judge cache, so neither
+side reads verdicts the other computed. The times are read in the page itself: a MutationObserver (OBSERVE_JS)
+stamps the first moment the answer pane holds a sentence, a green or red chip, and the status says done. Expected:
+~2 min per question per side on 2 cores; the table, then the JSON.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from lab.cache import write_json  # noqa: E402
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+# the page's answer and status, watched from the browser: ms since Ask of each first, and every state seen
+OBSERVE_JS = """() => {
+  const t0 = performance.now(), log = window.__answerLog = {states: [], first: {}};
+  const look = () => {
+    const a = document.querySelector('#answer'), s = document.querySelector('#status [data-kind]');
+    const n = q => a ? a.querySelectorAll(q).length : 0;
+    const state = {ms: Math.round(performance.now() - t0), sentences: n('[data-sentence]'),
+                   checking: n('details.chip[data-verdict="checking"]'),
+                   verdicts: n('details.chip[data-verdict="supported"],details.chip[data-verdict="unsupported"]'),
+                   status: s ? s.dataset.kind : null};
+    const last = log.states[log.states.length - 1];
+    if (!last || ['sentences', 'checking', 'verdicts', 'status'].some(k => last[k] !== state[k])) log.states.push(state);
+    if (state.sentences && log.first.sentence === undefined) log.first.sentence = state.ms;
+    if (state.verdicts && log.first.verdict === undefined) log.first.verdict = state.ms;
+    if (['done', 'error', 'stopped'].includes(state.status) && log.first.end === undefined) {
+      log.first.end = state.ms; log.end = state.status; }
+  };
+  new MutationObserver(look).observe(document.body, {subtree: true, childList: true, characterData: true,
+                                                     attributes: true});
+}"""
+
+
+def readme_question():
+    return re.search(r"^QUESTION \?= (.+)$", (ROOT / "Makefile").read_text(), re.M).group(1).strip()
+
+
+def questions(n):
+    golden = json.loads((ROOT / "golden.json").read_text())
+    return [readme_question()] + [g["question"] for g in golden if g["type"] == "multi"][:n]
+
+
+def checkout(ref, into):
+    """A worktree of this repository at `ref`, with this .venv (and so the native build) linked in."""
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-f", str(into), ref], check=True,
+                   capture_output=True)
+    (into / ".venv").symlink_to(ROOT / ".venv")
+    return into
+
+
+def index_copy(into):
+    """This checkout's .rag (the built index) without its judge cache: answers are computed, not replayed."""
+    shutil.copytree(ROOT / ".rag", into, ignore=shutil.ignore_patterns("judge.jsonl*", "answers.jsonl*"))
+    return into
+
+
+class Side:
+    """`python app.py` from one checkout, on a free port, until close()."""
+
+    def __init__(self, name, root, index, build):
+        self.name, self.port = name, _free_port()
+        env = {**os.environ, "RAG_LLM": "embedded", "RAG_INDEX_DIR": str(index), "RAG_ENGINE_BUILD": build}
+        self.proc = subprocess.Popen([str(ROOT / ".venv" / "bin" / "python"), "app.py", "--port", str(self.port)],
+                                     cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        line = ""
+        while "serving" not in line and self.proc.poll() is None:
+            line = self.proc.stdout.readline()
+        if "serving" not in line:
+            raise SystemExit(f"bench_page: app.py of {name} did not start (exit {self.proc.poll()})")
+        threading.Thread(target=self.proc.stdout.read, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.port}/"
+
+    def close(self):
+        self.proc.terminate()
+        self.proc.wait(30)
+
+
+def _free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def time_question(browser, url, question, timeout_s=900):
+    """Ask on a fresh page; -> {first_sentence_s, first_verdict_s, done_s, end, states}."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        page.goto(url)
+        page.fill("#question textarea", question)
+        page.evaluate(OBSERVE_JS)
+        page.click("#ask")
+        page.wait_for_function("() => window.__answerLog.end !== undefined", timeout=timeout_s * 1000, polling=200)
+        log = page.evaluate("() => window.__answerLog")
+    finally:
+        page.close()
+    sec = lambda ms: None if ms is None else round(ms / 1000, 1)
+    first = log["first"]
+    return {"first_sentence_s": sec(first.get("sentence")), "first_verdict_s": sec(first.get("verdict")),
+            "done_s": sec(first.get("end")), "end": log["end"], "states": log["states"]}
+
+
+def p50(xs):
+    xs = [x for x in xs if x is not None]
+    return round(statistics.median(xs), 1) if xs else None
+
+
+def main():
+    ap = argparse.ArgumentParser(description="Seconds from Ask to the first sentence, first verdict and done on the "
+                                 "demo page, in Chromium on the real engine: a git ref's page against this one.")
+    ap.add_argument("--before", metavar="REF", help="git ref of the page to compare with (omit: this page only)")
+    ap.add_argument("--questions", type=int, default=5, help="two-hop golden questions after the README's (5)")
+    ap.add_argument("--build", default="native", choices=["native", "wheel"], help="llama.cpp build (native)")
+    ap.add_argument("--json", type=Path, help="write the figures here")
+    args = ap.parse_args()
+    if not CHROMIUM:
+        sys.exit("bench_page: Chromium is not installed: apt-get install -y chromium")
+    from playwright.sync_api import sync_playwright
+    asked, work = questions(args.questions), Path(tempfile.mkdtemp(prefix="bench-page-"))
+    sides = []
+    try:
+        roots = ([("before", checkout(args.before, work / "before"))] if args.before else []) + [("now", ROOT)]
+        for name, root in roots:
+            sides.append(Side(name, root, index_copy(work / f"rag-{name}"), args.build))
+            print(f"{name}: serving {sides[-1].url} from {root}", file=sys.stderr, flush=True)
+        rows = []
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            for n, q in enumerate(asked):
+                for side in sides:  # in turn, question by question: drift on the machine falls on both
+                    row = {"question": q, "side": side.name, **time_question(browser, side.url, q)}
+                    rows.append(row)
+                    print(f"{n + 1}/{len(asked)} {side.name:>6}: first sentence {row['first_sentence_s']} s, "
+                          f"first verdict {row['first_verdict_s']} s, {row['end']} {row['done_s']} s",
+                          file=sys.stderr, flush=True)
+            browser.close()
+    finally:
+        for side in sides:
+            side.close()
+        if args.before:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(work / "before")],
+                           capture_output=True)
+        shutil.rmtree(work, ignore_errors=True)
+    summary = {}
+    print(f"{'side':>7}{'n':>4}{'first sentence p50':>20}{'first verdict p50':>19}{'done p50':>10}")
+    for side in [s.name for s in sides]:
+        mine = [r for r in rows if r["side"] == side]
+        summary[side] = {k: p50(r[k] for r in mine) for k in ("first_sentence_s", "first_verdict_s", "done_s")}
+        print(f"{side:>7}{len(mine):>4}{summary[side]['first_sentence_s']!s:>20}"
+              f"{summary[side]['first_verdict_s']!s:>19}{summary[side]['done_s']!s:>10}")
+    if args.before:
+        ratios = [a["done_s"] / b["done_s"] for a, b in zip(rows[1::2], rows[0::2]) if a["done_s"] and b["done_s"]]
+        summary["done_ratio_now_over_before_p50"] = round(statistics.median(ratios), 3) if ratios else None
+        print(f"done, now / before, per question: {[round(r, 2) for r in ratios]}; p50 "
+              f"{summary['done_ratio_now_over_before_p50']}")
+    if args.json:
+        write_json(args.json, {"build": args.build, "pattern": "smart router", "before": args.before,
+                               "engine": "embedded, RAG_LLM=embedded", "summary": summary, "rows": rows})
+
+
+if __name__ == "__main__":
+    main()
