@@ -79,11 +79,15 @@ def check_input(question):
     return question, notice
 
 
-def warm(corpus, chunker=DEFAULT_CHUNKER):
+def warm(corpus, chunker=DEFAULT_CHUNKER, model=True):
     """Load what the first question would otherwise wait for (the embedder, the index, BM25, the chain's links,
-    the learned router), so its first steps show within a second or two."""
+    the learned router), so its first steps show within a second or two; with `model`, the model too, with the
+    answer's system prompt read into its prompt cache (one call of one token), so the first answer's first
+    sentence comes as soon as any other's."""
     retrieve_chunks("warm up", 1, corpus=corpus, chunker=chunker, method="chain")
     load_router()
+    if model:
+        llm.complete("Question: warm up", system=generate.prompt("", [])[0], max_tokens=1)
 
 
 def choices_for(corpus):
@@ -131,8 +135,16 @@ def _work(box, question, pattern, corpus, choices, stop):
     complete so far), "short", "result", then "dispute", "verdicts" one by one, "checked"; "checks" (what, s)."""
     def begin():  # a pattern may write more than one reply: the page shows the one being written
         box["written"], box["short"] = [], None
-    watch = partial.Watcher(lambda n, text, ids: box["written"].append((text, ids)),
-                            lambda answer: box.update(short=answer), begin)
+    changed = box["changed"]   # the handler redraws as soon as it is set (else every POLL_SECONDS)
+    watch = partial.Watcher(lambda n, text, ids: (box["written"].append((text, ids)), changed.set()),
+                            lambda answer: (box.update(short=answer), changed.set()), begin)
+    try:
+        _answer_and_check(box, question, pattern, corpus, choices, stop, watch)
+    finally:
+        changed.set()
+
+
+def _answer_and_check(box, question, pattern, corpus, choices, stop, watch):
     try:
         with steps.watch() as box["steps"], generate.watching(watch), llm.cancelling(stop):
             box["result"] = choices[pattern](question, corpus)  # each step shows as soon as it is appended
@@ -149,6 +161,7 @@ def _work(box, question, pattern, corpus, choices, stop):
 
     def verdict(n, v):
         box["verdicts"].append(v)
+        box["changed"].set()
         took(f"sentence {n + 1}: {len(v['precise'])} citation{'s' * (len(v['precise']) != 1)} checked")
     with llm.counting() as box["judge"], llm.cancelling(stop):
         # the disagreement check first: a side of it that reads like an instruction is quarantined by verify()
@@ -186,14 +199,15 @@ def _so_far(box, notice, live):
 def _answer(question, pattern, corpus, choices, notice, turn, keep):
     start, before = time.time(), llm.stats()
     box = {"stage": f"retrieving and answering with {pattern}", "written": [], "short": None, "verdicts": [],
-           "checks": []}
+           "checks": [], "changed": threading.Event()}
     worker = threading.Thread(target=_work, args=(box, question, pattern, corpus, choices, turn.stop), daemon=True)
     worker.start()
     yield render_status(f"{box['stage']}…"), render_pending(), render_live([], pattern)  # the last answer goes
     first_step, shown, pane, told = None, 0, None, False
     try:
         while worker.is_alive():
-            worker.join(POLL_SECONDS)
+            box["changed"].wait(POLL_SECONDS)
+            box["changed"].clear()
             now, seen = llm.stats(), list(box.get("steps") or [])
             first_step = first_step or (time.time() if seen else None)
             if turn.stop.is_set():  # said at once; the engine stops at its next token or prompt batch
@@ -217,6 +231,7 @@ def _answer(question, pattern, corpus, choices, notice, turn, keep):
     finally:
         worker.join()  # a closed page must not let the next question start under a running one
         _RUNS.append((start, time.time(), memory_mb()[0], first_step))
+        _LINE.leave(turn)  # the engine is free: the next question starts while this one's last lines are drawn
     yield from _last(box, pattern, notice, turn, start, keep)
 
 

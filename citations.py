@@ -10,6 +10,7 @@ ALCE's ChatGPT figures on ASQA, for comparison: recall 73.6, precision 72.5.
 """
 import hashlib
 import statistics
+import sys
 
 import answer_check
 import disputes
@@ -216,12 +217,17 @@ def print_answer(result, verdicts, dispute=None):
 SHOW_DISPUTES = True
 
 
-def print_checked(result, show_disputes=None):
+def say_verdict(n, v):
+    """verify()'s on_verdict for a CLI: the verdict's line (verdict_line) on stderr as soon as it is reached."""
+    print(verdict_line(n, v), file=sys.stderr, flush=True)
+
+
+def print_checked(result, show_disputes=None, on_verdict=None):
     """The answer with the judge's verdicts (print_answer): what a CLI shows for one question; with show_disputes
     (default SHOW_DISPUTES), then whether its passages disagree (disputes.py: one call per passage about the
-    question)."""
+    question). on_verdict: see verify()."""
     d = disputes.check(result) if (SHOW_DISPUTES if show_disputes is None else show_disputes) else None
-    print_answer(result, verify(result, d), d)
+    print_answer(result, verify(result, d, on_verdict), d)
     if d is not None:
         d = d if d["disputed"] else None
         print(disputes.describe(d) if d else "not disputed: the passages that answer the question agree")

@@ -293,7 +293,7 @@ def print_verified(r):
     (citations.print_checked), then the costs."""
     print_trace(r)
     with llm.counting() as judge_cost:
-        citations.print_checked(r)
+        citations.print_checked(r, on_verdict=citations.say_verdict)   # each verdict on stderr as it comes
     print("\n" + steps.cost_line(r["cost"])
           + f"; the judge: {judge_cost['calls']} llm calls, {judge_cost['seconds']:.1f} s")
 

@@ -109,22 +109,23 @@ def render_answer(result, verdicts, notice=None, dispute=None, checked=None, liv
     checked = checked or ({"status": "unanswered" if sentences == "unverified" else "supported", "reasons": []}
                           if sentences not in ("idk", "failed", "unchecked") else None)
     status = checked["status"] if checked else sentences
+    said = f'data-said="{esc(result.get("answer") or "")}"'   # the short answer as written, whatever it is shown as
     if live:
-        out.append(f'<div class="short unconfirmed" data-answer data-status="{live}">{esc(result.get("answer") or "…")}'
+        out.append(f'<div class="short unconfirmed" data-answer {said} data-status="{live}">{esc(result.get("answer") or "…")}'
                    f' <span class="chip checking" data-check="{live}">{esc(LIVE[live])}</span></div>')
     elif status == "verified":  # the calibrated answer check passed: the only bold headline
         title = f"score {checked['score']:.2f}, calibration {checked['calibration']}"
-        out.append(f'<div class="short" data-answer data-status="verified">{esc(result.get("answer", ""))}'
+        out.append(f'<div class="short" data-answer {said} data-status="verified">{esc(result.get("answer", ""))}'
                    f' <span class="chip verified" data-check="verified" title="{esc(title)}">verified</span></div>')
     elif checked and status not in ("idk", "failed", "unchecked"):  # shown, never as the headline
         why = "; ".join(checked["reasons"]) or answer_check.STATUS_TEXT[status]
-        out.append(f'<div class="short unconfirmed" data-answer="" data-status="{status}">'
+        out.append(f'<div class="short unconfirmed" data-answer="" {said} data-status="{status}">'
                    f'<span class="chip {status}" data-check="{status}">{esc(answer_check.STATUS_TEXT[status])}</span>'
                    f'</div><div class="said">the model said: {esc(result.get("answer", ""))}'
                    f' <span class="why">({esc(why)})</span></div>')
     else:  # "I don't know", a failed reply, or a check that could not run (not bold: nothing vouches for it)
         weight = " unconfirmed" if status == "unchecked" else ""
-        out.append(f'<div class="short{weight}" data-answer data-status="{status}">{esc(result.get("answer", ""))}'
+        out.append(f'<div class="short{weight}" data-answer {said} data-status="{status}">{esc(result.get("answer", ""))}'
                    '</div>')
     if dispute and dispute.get("disputed"):
         groups = "; ".join(f'<b>{esc(g["answer"])}</b> [{esc(", ".join(g["sources"]))}]' for g in dispute["answers"])

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 import llm
-from citations import print_answer, print_table, summarize, verdict_line, verify
+from citations import print_answer, print_table, say_verdict, summarize, verify
 from generate import DEFAULT_STYLE, ORDERS, STYLES, generate, writing
 from harness import run
 from retrieve import CORPUS_DIR, GOLDEN, eval_items
@@ -55,8 +55,7 @@ def main():
             if args.ask:
                 result = generate(args.ask, order=args.order, style=styles[0], corpus=args.corpus,
                                   watch=writing() if styles[0] == "json" else None)
-                return print_answer(result, verify(result, on_verdict=lambda n, v: print(verdict_line(n, v),
-                                                                                        file=sys.stderr, flush=True)))
+                return print_answer(result, verify(result, on_verdict=say_verdict))
             items = eval_items(args.golden, args.limit, args.corpus)
             rows = {s: run(items, s, args.order, args.corpus, args.fresh) for s in styles}
             summaries = {s: summarize(rs) for s, rs in rows.items()}

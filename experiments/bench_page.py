@@ -3,7 +3,8 @@ verdict chip, and to done, for each question, in Chromium, on the real engine; t
 against the page as it is, in one run, question by question in turn.
 
     python -m experiments.bench_page --before 55f8139 --json results/issue46/bench_page_native.json
-    python -m experiments.bench_page --sides now --build wheel --json results/issue46/bench_page_wheel.json
+    python -m experiments.bench_page --build wheel --json results/issue46/bench_page_wheel.json
+    python -m experiments.bench_page --stop 5 --json results/issue46/bench_stop_native.json
 
 Questions: the README's demo question (the Makefile's QUESTION) and the first --questions two-hop questions of
 golden.json; pattern smart router. Each side is `python app.py` started as a user starts it, from its own checkout
@@ -123,6 +124,40 @@ def time_question(browser, url, question, timeout_s=900):
             "done_s": sec(first.get("end")), "end": log["end"], "states": log["states"]}
 
 
+def time_stop(browser, url, item, stop_at=5.0, timeout_s=900):
+    """Ask, press Stop `stop_at` s later, then ask the same question again on the same page: -> seconds from Stop to
+    the status saying stopped and to the call having ended (the line free), then the next answer's done seconds, its
+    short answer and whether it matches the golden answer (EM or F1 >= 0.5 on lab/answers.py's rules)."""
+    from lab.answers import exact_match, f1
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        page.goto(url)
+        page.fill("#question textarea", item["question"])
+        page.click("#ask")
+        page.wait_for_timeout(stop_at * 1000)
+        said = lambda text: (f"() => document.querySelector('#status [data-kind=\"stopped\"]') && "
+                             f"document.querySelector('#status').innerText.includes('{text}')")
+        t0 = time.perf_counter()
+        page.click("#stop")
+        page.wait_for_function(said("stop"), timeout=60_000, polling=50)
+        shown = time.perf_counter() - t0
+        page.wait_for_function(said("stopped after"), timeout=timeout_s * 1000, polling=50)
+        ended = time.perf_counter() - t0
+        had = len(page.query_selector_all("#answer [data-sentence]"))
+        page.evaluate(OBSERVE_JS)
+        page.click("#ask")
+        page.wait_for_function("() => window.__answerLog.end !== undefined", timeout=timeout_s * 1000, polling=200)
+        log = page.evaluate("() => window.__answerLog")
+        headline = page.query_selector("#answer [data-said]")
+        said_text = headline.get_attribute("data-said") if headline else ""
+    finally:
+        page.close()
+    return {"question": item["question"], "gold": item["answer"], "stop_at_s": stop_at,
+            "stopped_shown_s": round(shown, 2), "call_ended_s": round(ended, 2), "sentences_when_stopped": had,
+            "next_done_s": round(log["first"]["end"] / 1000, 1), "next_end": log["end"], "next_answer": said_text,
+            "next_right": bool(exact_match(said_text, item) or f1(said_text, item) >= 0.5)}
+
+
 def p50(xs):
     xs = [x for x in xs if x is not None]
     return round(statistics.median(xs), 1) if xs else None
@@ -134,6 +169,8 @@ def main():
     ap.add_argument("--before", metavar="REF", help="git ref of the page to compare with (omit: this page only)")
     ap.add_argument("--questions", type=int, default=5, help="two-hop golden questions after the README's (5)")
     ap.add_argument("--build", default="native", choices=["native", "wheel"], help="llama.cpp build (native)")
+    ap.add_argument("--stop", type=float, metavar="S", help="instead: on each golden question, press Stop S s after "
+                    "Ask, time the stop, then ask it again and check the answer (this page only)")
     ap.add_argument("--json", type=Path, help="write the figures here")
     args = ap.parse_args()
     if not CHROMIUM:
@@ -149,6 +186,13 @@ def main():
         rows = []
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            if args.stop is not None:
+                golden = [g for g in json.loads((ROOT / "golden.json").read_text()) if g["type"] == "multi"]
+                for n, item in enumerate(golden[:args.questions]):
+                    rows.append(time_stop(browser, sides[-1].url, item, args.stop))
+                    print(f"{n + 1}/{args.questions}: {json.dumps({k: v for k, v in rows[-1].items() if k != 'question'})}",
+                          file=sys.stderr, flush=True)
+                asked = []
             for n, q in enumerate(asked):
                 for side in sides:  # in turn, question by question: drift on the machine falls on both
                     row = {"question": q, "side": side.name, **time_question(browser, side.url, q)}
@@ -164,6 +208,8 @@ def main():
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(work / "before")],
                            capture_output=True)
         shutil.rmtree(work, ignore_errors=True)
+    if args.stop is not None:
+        return stop_table(rows, args)
     summary = {}
     print(f"{'side':>7}{'n':>4}{'first sentence p50':>20}{'first verdict p50':>19}{'done p50':>10}")
     for side in [s.name for s in sides]:
@@ -178,6 +224,21 @@ def main():
               f"{summary['done_ratio_now_over_before_p50']}")
     if args.json:
         write_json(args.json, {"build": args.build, "pattern": "smart router", "before": args.before,
+                               "engine": "embedded, RAG_LLM=embedded", "summary": summary, "rows": rows})
+
+
+def stop_table(rows, args):
+    print(f"{'stop at':>8}{'stopped shown':>15}{'call ended':>12}{'next done':>11}{'next right':>12}")
+    for r in rows:
+        print(f"{r['stop_at_s']:>8}{r['stopped_shown_s']:>15}{r['call_ended_s']:>12}{r['next_done_s']:>11}"
+              f"{r['next_right']!s:>12}")
+    summary = {"n": len(rows), "stopped_shown_s_max": max(r["stopped_shown_s"] for r in rows),
+               "call_ended_s_p50": p50(r["call_ended_s"] for r in rows),
+               "call_ended_s_max": max(r["call_ended_s"] for r in rows),
+               "next_right": sum(r["next_right"] for r in rows)}
+    print(json.dumps(summary))
+    if args.json:
+        write_json(args.json, {"build": args.build, "pattern": "smart router", "stop_at_s": args.stop,
                                "engine": "embedded, RAG_LLM=embedded", "summary": summary, "rows": rows})
 
 

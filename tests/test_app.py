@@ -30,6 +30,7 @@ import llm
 import multihop
 import page
 import patterns
+from experiments.bench_page import OBSERVE_JS
 from generate import IDK
 from lab import cache, steps
 from conftest import NOT_STATED_REPLY, judge_defers, judge_view
@@ -176,7 +177,7 @@ def test_an_answer_no_sentence_supports_is_not_the_headline(capsys):
     assert 'class="short"' not in page.render_answer(result, green)   # supported, not confirmed: no bold headline
     assert 'data-status="supported"' in page.render_answer(result, green)
     verified = {"status": "verified", "score": 0.93, "reasons": [], "calibration": "m@2026-12-02"}
-    assert re.search(r'<div class="short" data-answer data-status="verified">New York City <span class="chip '
+    assert re.search(r'<div class="short" data-answer data-said="New York City" data-status="verified">New York City <span class="chip '
                      r'verified"[^>]*title="score 0.93, calibration m@2026-12-02"', page.render_answer(
                          result, green, checked=verified))
     assert citations.answer_status(result, green + red) == "partly verified"
@@ -354,10 +355,13 @@ def test_a_waiting_question_says_its_place_and_a_stop_ends_it(corpus):
 
 # ---- the server: five questions at once ----
 
+SERVED = llm.ScriptedModel(scripted_reply)   # the server fixture's SCRIPTED model: a test may slow its stream
+
+
 @pytest.fixture(scope="module")
 def server(corpus):
     """The page on a free port in this process, answering with the SCRIPTED model."""
-    with scripted():
+    with llm.use_model(SERVED):
         demo = app.build(corpus, GOLDEN)
         url = app.launch(demo, port=free_port(), block=False)
         yield url
@@ -404,10 +408,13 @@ def browser():
         b.close()
 
 
-def ask(page, question, wait_ms=60_000):
-    """Type, click Ask, wait until the status line says done or error; -> the status texts seen on the way."""
+def ask(page, question, wait_ms=60_000, observe=False):
+    """Type, click Ask, wait until the status line says done or error; -> the status texts seen on the way.
+    observe: the page logs each state of the answer pane from the click on (bench_page.OBSERVE_JS)."""
     page.fill("#question textarea", question)
     old = page.inner_text("#status")  # the last answer's status must not count: wait for a new one
+    if observe:
+        page.evaluate(OBSERVE_JS)
     page.click("#ask")
     page.wait_for_function("old => document.querySelector('#status').innerText !== old", arg=old, timeout=10_000)
     seen, deadline = [], time.time() + wait_ms / 1000
@@ -464,12 +471,63 @@ def test_page_bad_input_busy_model_and_keeps_serving_scripted(server, browser):
     assert "route: multi-hop" in page.inner_text("#trace") and "by chain" in page.inner_text("#trace")
     assert not page.query_selector("#answer details.chip") and "pending" in page.inner_html("#answer")
     other.fill("#question textarea", Q)
-    other.click("#ask")
-    other.wait_for_function("document.querySelector('#status').innerText.includes('busy')", timeout=10_000)
+    other.click("#ask")   # the other page says its place in the line, not only that the model is busy
+    other.wait_for_function("document.querySelector('#status').innerText.includes('queued, 1 ahead')",
+                            timeout=10_000)
+    assert other.query_selector('#status [data-kind="queued"]')
     RELEASE.set()
     for p in (page, other):  # both answered, in turn
         p.wait_for_selector('#status [data-kind="done"]', timeout=60_000)
         assert len(p.query_selector_all("#answer details.chip")) == 3
+
+
+def written_before_checked(states):
+    """The answer pane's states (OBSERVE_JS) show sentences, with grey checking chips, before any verdict: -> the
+    number of sentences seen before the first verdict."""
+    before = [s for s in states if not s["verdicts"]]
+    assert any(s["sentences"] and s["checking"] for s in before), states
+    assert all(s["status"] != "done" for s in before), states
+    return max(s["sentences"] for s in before)
+
+
+@pytest.mark.browser
+def test_page_writes_sentences_one_by_one_with_grey_chips_then_verdicts_scripted(server, browser):
+    page = browser.new_page()
+    page.goto(server)
+    SERVED.delay = 0.05   # the SCRIPTED answer streams a word every 50 ms: three sentences in ~2 s
+    try:
+        ask(page, Q, observe=True)
+    finally:
+        SERVED.delay = 0.0
+    states = page.evaluate("() => window.__answerLog.states")
+    counts = [s["sentences"] for s in states if not s["verdicts"] and s["sentences"]]
+    assert counts == sorted(counts) and counts[0] < 3 <= written_before_checked(states)  # one by one, all grey
+    assert states[-1]["verdicts"] == 2 and states[-1]["checking"] == 0 and states[-1]["status"] == "done"
+    trace = page.inner_text("#trace")
+    assert "sentence 1: 1 citation checked:" in trace and "answer check:" in trace  # each check with its seconds
+
+
+@pytest.mark.browser
+def test_stop_ends_the_answer_with_what_it_had_and_the_next_one_runs_scripted(server, browser):
+    page = browser.new_page()
+    page.goto(server)
+    SERVED.delay = 0.5   # ~20 s of SCRIPTED writing: Stop comes long before the end
+    try:
+        page.fill("#question textarea", Q)
+        page.click("#ask")
+        page.wait_for_selector("#answer [data-sentence]", timeout=30_000)
+        page.click("#stop")
+        page.wait_for_selector('#status [data-kind="stopped"]', timeout=10_000)
+        page.wait_for_function("document.querySelector('#status').innerText.includes('stopped after')",
+                               timeout=10_000)   # the call has ended: the line is free
+    finally:
+        SERVED.delay = 0.0
+    assert page.query_selector('#answer [data-status="stopped"]') and page.query_selector("#answer [data-sentence]")
+    assert not page.query_selector('#answer details.chip[data-verdict="supported"]')   # nothing shown as checked
+    assert len(app._LINE) == 0
+    ask(page, Q)
+    assert [c.get_attribute("data-verdict") for c in page.query_selector_all("#answer details.chip")] == \
+        ["supported", "unsupported", "invalid"]
 
 
 @pytest.mark.slow
@@ -490,8 +548,9 @@ def test_page_answers_fixture_multihop_question_on_real_engine(corpus, browser):
         page = browser.new_page(viewport={"width": 1400, "height": 1100})
         page.goto(f"http://127.0.0.1:{port}/")
         assert "engine embedded" in page.inner_text("#engine")
-        seen = ask(page, Q, wait_ms=300_000)
+        seen = ask(page, Q, wait_ms=300_000, observe=True)
         assert any("retrieving and answering with smart router" in s and "LLM calls" in s for s in seen), seen
+        written_before_checked(page.evaluate("() => window.__answerLog.states"))  # streamed, grey before checked
         assert "done" in seen[-1], seen
         verdicts = [c.get_attribute("data-verdict") for c in page.query_selector_all("#answer details.chip")]
         assert verdicts and set(verdicts) <= {"supported", "unsupported", "invalid"}, verdicts
