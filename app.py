@@ -25,7 +25,8 @@ runs each question's handler, and a line of our own (lab/turns.py) lets one at a
 engine and tells each waiting question its place, which a generator can redraw (Streamlit reruns a script per
 browser session and would need polling); and every event is also an HTTP API (`gradio_client`), which
 the concurrency check and the tests use. The app adds no retrieval or prompting of its own: it calls
-multihop, flare, self_rag, crag, graphrag and citations.verify, and renders their dicts.
+multihop, flare, self_rag, crag and graphrag, then (live.py) the disagreement, citation and answer checks, and renders
+their dicts.
 
 Bad input: an empty question or one over MAX_QUESTION_CHARS gets a message and is never queued; a
 question that does not look English is answered anyway, under a notice that the corpus is English;
@@ -36,18 +37,15 @@ import argparse
 import re
 import resource
 import sys
-import threading
 import time
 from pathlib import Path
 
-import answer_check
-import citations
-import disputes
 import generate
 import llm
 import patterns
 from generate import check_question
-from lab import cache, partial, steps, turns
+from lab import cache, turns
+from live import Live
 from page import CSS, render_answer, render_engine, render_live, render_pending, render_status, render_trace
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, load_golden, retrieve_chunks
 from router import load_router
@@ -130,130 +128,74 @@ def answer_steps(question, pattern, corpus, choices, who=None):
         _LINE.leave(turn)
 
 
-def _work(box, question, pattern, corpus, choices, stop):
-    """The answer, then its checks, into `box` as they come (the handler reads it): "written" (the sentences
-    complete so far), "short", "result", then "dispute", "verdicts" one by one, "checked"; "checks" (what, s)."""
-    def begin():  # a pattern may write more than one reply: the page shows the one being written
-        box["written"], box["short"] = [], None
-    changed = box["changed"]   # the handler redraws as soon as it is set (else every POLL_SECONDS)
-    watch = partial.Watcher(lambda n, text, ids: (box["written"].append((text, ids)), changed.set()),
-                            lambda answer: (box.update(short=answer), changed.set()), begin)
-    try:
-        _answer_and_check(box, question, pattern, corpus, choices, stop, watch)
-    finally:
-        changed.set()
-
-
-def _answer_and_check(box, question, pattern, corpus, choices, stop, watch):
-    try:
-        with steps.watch() as box["steps"], generate.watching(watch), llm.cancelling(stop):
-            box["result"] = choices[pattern](question, corpus)  # each step shows as soon as it is appended
-    except llm.Stopped:
-        return
-    except Exception as e:  # any failure becomes a message on the page; the server keeps serving
-        box["error"] = str(e) if isinstance(e, (ValueError, CorpusError, llm.LLMError)) else repr(e)
-        return
-    clock = [time.time()]
-
-    def took(what):
-        box["checks"].append((what, time.time() - clock[0]))
-        clock[0] = time.time()
-
-    def verdict(n, v):
-        box["verdicts"].append(v)
-        box["changed"].set()
-        took(f"sentence {n + 1}: {len(v['precise'])} citation{'s' * (len(v['precise']) != 1)} checked")
-    with llm.counting() as box["judge"], llm.cancelling(stop):
-        # the disagreement check first: a side of it that reads like an instruction is quarantined by verify()
-        box["stage"] = "checking whether the sources disagree (one call per passage about the question)"
-        try:
-            box["dispute"] = disputes.check(box["result"])
-            took("disagreement check")
-        except llm.Stopped:
-            return
-        except Exception as e:  # the answer shows without the chip; the status line says why
-            box["dispute_error"] = str(e)
-        box["stage"] = "checking citations (one judge call per citation)"
-        try:
-            citations.verify(box["result"], box.get("dispute"), on_verdict=verdict)
-            box["stage"] = "checking the answer itself (the cited passages asked the question)"
-            box["checked"] = answer_check.check(box["result"], box["verdicts"], box.get("dispute"))
-            took("answer check")
-        except llm.Stopped:
-            return
-        except Exception as e:  # the answer still shows, its chips marked unchecked
-            box["judge_error"] = str(e)
-            box["verdicts"] = None
-
-
-def _so_far(box, notice, live):
-    """The answer pane for what the box holds now: the sentences written so far, or the whole answer with the
+def _so_far(live, notice, state):
+    """The answer pane for what `live` holds now: the sentences written so far, or the whole answer with the
     verdicts reached so far."""
-    if "result" in box:
-        return render_answer(box["result"], box["verdicts"], notice, live=live)
-    written = {"answer": box["short"] or "", "sentences": [{"text": t, "cites": ids} for t, ids in box["written"]]}
-    return render_answer(written, None, notice, live=live) if written["sentences"] or written["answer"] \
+    if live.result is not None:
+        return render_answer(live.result, live.verdicts, notice, live=state)
+    written = {"answer": live.short or "", "sentences": [{"text": t, "cites": ids} for t, ids in live.written]}
+    return render_answer(written, None, notice, live=state) if written["sentences"] or written["answer"] \
         else render_pending()
 
 
 def _answer(question, pattern, corpus, choices, notice, turn, keep):
     start, before = time.time(), llm.stats()
-    box = {"stage": f"retrieving and answering with {pattern}", "written": [], "short": None, "verdicts": [],
-           "checks": [], "changed": threading.Event()}
-    worker = threading.Thread(target=_work, args=(box, question, pattern, corpus, choices, turn.stop), daemon=True)
-    worker.start()
-    yield render_status(f"{box['stage']}…"), render_pending(), render_live([], pattern)  # the last answer goes
+    live = Live(lambda q: choices[pattern](q, corpus), turn.stop)
+    live.stage = f"retrieving and answering with {pattern}"
+    live.start(question)
+    yield render_status(f"{live.stage}…"), render_pending(), render_live([], pattern)  # the last answer goes
     first_step, shown, pane, told = None, 0, None, False
     try:
-        while worker.is_alive():
-            box["changed"].wait(POLL_SECONDS)
-            box["changed"].clear()
-            now, seen = llm.stats(), list(box.get("steps") or [])
+        while live.running():
+            live.changed.wait(POLL_SECONDS)   # set as soon as a sentence or a verdict comes
+            live.changed.clear()
+            now, seen = llm.stats(), list(live.steps)
             first_step = first_step or (time.time() if seen else None)
             if turn.stop.is_set():  # said at once; the engine stops at its next token or prompt batch
                 if not told:
                     told = True
                     yield (render_status(f"stopping after {time.time() - start:.0f} s: the model call is being "
-                                         f"aborted", "stopped"), _so_far(box, notice, "stopped"), keep)
+                                         f"aborted", "stopped"), _so_far(live, notice, "stopped"), keep)
                 continue
             tokens = (now['prompt_tokens'] + now['completion_tokens']
                       - before['prompt_tokens'] - before['completion_tokens'])
-            stage = box["stage"] if "result" in box or not box["written"] else \
-                f"writing the answer, {len(box['written'])} sentence{'s' * (len(box['written']) != 1)} so far"
+            n = len(live.written)
+            stage = live.stage if live.result is not None or not n else \
+                f"writing the answer, {n} sentence{'s' * (n != 1)} so far"
             status = render_status(f"{stage}… {now['calls'] - before['calls']} LLM calls, "
                                    f"{tokens:,} tokens, {time.time() - start:.0f} s")
-            live = "checking" if "result" in box else "writing"
-            now_pane = _so_far(box, notice, live)
+            now_pane = _so_far(live, notice, "checking" if live.result is not None else "writing")
             # the steps so far (route, passages retrieved, hops...), redrawn when one more has come
             yield (status, now_pane if now_pane != pane else keep,
                    render_live(seen, pattern) if len(seen) > shown else keep)
             shown, pane = len(seen), now_pane
     finally:
-        worker.join()  # a closed page must not let the next question start under a running one
+        live.join()  # a closed page must not let the next question start under a running one
         _RUNS.append((start, time.time(), memory_mb()[0], first_step))
         _LINE.leave(turn)  # the engine is free: the next question starts while this one's last lines are drawn
-    yield from _last(box, pattern, notice, turn, start, keep)
+    yield from _last(live, pattern, notice, start, keep)
 
 
-def _last(box, pattern, notice, turn, start, keep):
+def _last(live, pattern, notice, start, keep):
     """The final (status, answer, trace): done, failed, or stopped with what there was."""
-    r, info, took = box.get("result"), llm.engine_info(), time.time() - start
-    if turn.stop.is_set():
-        trace = (render_trace(r, pattern, box.get("judge"), info, box["checks"]) if r
-                 else render_live(list(box.get("steps") or []), pattern))
+    r, info, took = live.result, llm.engine_info(), time.time() - start
+    if live.stopped or live.stop.is_set():   # also a Stop that came as the last check returned: said as stopped
+        trace = (render_trace(r, pattern, live.judge, info, live.checks) if r
+                 else render_live(list(live.steps), pattern))
         yield (render_status(f"stopped after {took:.0f} s: what the model had written is shown, unchecked; "
-                             f"nothing of the stopped call was kept", "stopped"), _so_far(box, notice, "stopped"), trace)
+                             f"nothing of the stopped call was kept", "stopped"), _so_far(live, notice, "stopped"),
+               trace)
         return
-    if "error" in box:
-        yield render_status(f"Failed: {box['error']}", "error"), keep, keep
+    if live.error:
+        yield render_status(f"Failed: {live.error}", "error"), keep, keep
         return
-    checked = (f"citation check failed: {box['judge_error']}" if "judge_error" in box
+    checked = (f"citation check failed: {live.judge_error}" if live.judge_error
                else f"{sum(len(s['cites']) for s in r['sentences'])} citations checked")
-    if "dispute_error" in box:
-        checked += f", disagreement check failed: {box['dispute_error']}"
+    if live.dispute_error:
+        checked += f", disagreement check failed: {live.dispute_error}"
     yield (render_status(f"done in {took:.0f} s: {len(r['sentences'])} sentences, {checked}", "done"),
-           render_answer(r, box["verdicts"], notice, box.get("dispute"), box.get("checked")),
-           render_trace(r, pattern, box.get("judge"), info, box["checks"]))
+           render_answer(r, live.verdicts, notice, live.dispute, live.checked),
+           render_trace(r, pattern, live.judge, info, live.checks))
 
 
 def announce(question):

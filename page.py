@@ -62,7 +62,8 @@ def _chip(label, verdict, pop, sentence):
             "invalid": "no such source was given to the model: the citation was dropped",
             "unchecked": "not checked (the citation check failed)", "checking": "being checked…",
             "stopped": "not checked: the answer was stopped"}[verdict]
-    mark = {"supported": "✓", "unsupported": "✗", "invalid": "?", "unchecked": "·", "checking": "…", "stopped": "·"}[verdict]
+    mark = {"supported": "✓", "unsupported": "✗", "invalid": "?", "unchecked": "·", "checking": "…",
+            "stopped": "·"}[verdict]
     return (f'<details class="chip {verdict}" data-id="{esc(label)}" data-verdict="{verdict}">'
             f'<summary title="{esc(label)}: {esc(word)}">{esc(label)} {mark}</summary><div class="pop">'
             f'<b>[{esc(label)}]</b> {esc(word)}{pop}<div>cited for: <i>{esc(sentence)}</i></div></div></details>')
@@ -111,8 +112,9 @@ def render_answer(result, verdicts, notice=None, dispute=None, checked=None, liv
     status = checked["status"] if checked else sentences
     said = f'data-said="{esc(result.get("answer") or "")}"'   # the short answer as written, whatever it is shown as
     if live:
-        out.append(f'<div class="short unconfirmed" data-answer {said} data-status="{live}">{esc(result.get("answer") or "…")}'
-                   f' <span class="chip checking" data-check="{live}">{esc(LIVE[live])}</span></div>')
+        out.append(f'<div class="short unconfirmed" data-answer {said} data-status="{live}">'
+                   f'{esc(result.get("answer") or "…")} <span class="chip checking" data-check="{live}">'
+                   f'{esc(LIVE[live])}</span></div>')
     elif status == "verified":  # the calibrated answer check passed: the only bold headline
         title = f"score {checked['score']:.2f}, calibration {checked['calibration']}"
         out.append(f'<div class="short" data-answer {said} data-status="verified">{esc(result.get("answer", ""))}'
@@ -125,8 +127,8 @@ def render_answer(result, verdicts, notice=None, dispute=None, checked=None, liv
                    f' <span class="why">({esc(why)})</span></div>')
     else:  # "I don't know", a failed reply, or a check that could not run (not bold: nothing vouches for it)
         weight = " unconfirmed" if status == "unchecked" else ""
-        out.append(f'<div class="short{weight}" data-answer {said} data-status="{status}">{esc(result.get("answer", ""))}'
-                   '</div>')
+        out.append(f'<div class="short{weight}" data-answer {said} data-status="{status}">'
+                   f'{esc(result.get("answer", ""))}</div>')
     if dispute and dispute.get("disputed"):
         groups = "; ".join(f'<b>{esc(g["answer"])}</b> [{esc(", ".join(g["sources"]))}]' for g in dispute["answers"])
         out.append(f'<div class="disputed" data-disputed="{len(dispute["answers"])}">DISPUTED: the sources disagree: '

@@ -44,7 +44,8 @@ OBSERVE_JS = """() => {
                    verdicts: n('details.chip[data-verdict="supported"],details.chip[data-verdict="unsupported"]'),
                    status: s ? s.dataset.kind : null};
     const last = log.states[log.states.length - 1];
-    if (!last || ['sentences', 'checking', 'verdicts', 'status'].some(k => last[k] !== state[k])) log.states.push(state);
+    const keys = ['sentences', 'checking', 'verdicts', 'status'];
+    if (!last || keys.some(k => last[k] !== state[k])) log.states.push(state);
     if (state.sentences && log.first.sentence === undefined) log.first.sentence = state.ms;
     if (state.verdicts && log.first.verdict === undefined) log.first.verdict = state.ms;
     if (['done', 'error', 'stopped'].includes(state.status) && log.first.end === undefined) {
@@ -190,8 +191,8 @@ def main():
                 golden = [g for g in json.loads((ROOT / "golden.json").read_text()) if g["type"] == "multi"]
                 for n, item in enumerate(golden[:args.questions]):
                     rows.append(time_stop(browser, sides[-1].url, item, args.stop))
-                    print(f"{n + 1}/{args.questions}: {json.dumps({k: v for k, v in rows[-1].items() if k != 'question'})}",
-                          file=sys.stderr, flush=True)
+                    shown = {k: v for k, v in rows[-1].items() if k != "question"}
+                    print(f"{n + 1}/{args.questions}: {json.dumps(shown)}", file=sys.stderr, flush=True)
                 asked = []
             for n, q in enumerate(asked):
                 for side in sides:  # in turn, question by question: drift on the machine falls on both

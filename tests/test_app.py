@@ -33,6 +33,7 @@ import patterns
 from experiments.bench_page import OBSERVE_JS
 from generate import IDK
 from lab import cache, steps
+from live import Live
 from conftest import NOT_STATED_REPLY, judge_defers, judge_view
 
 HERE = Path(__file__).parent
@@ -177,7 +178,8 @@ def test_an_answer_no_sentence_supports_is_not_the_headline(capsys):
     assert 'class="short"' not in page.render_answer(result, green)   # supported, not confirmed: no bold headline
     assert 'data-status="supported"' in page.render_answer(result, green)
     verified = {"status": "verified", "score": 0.93, "reasons": [], "calibration": "m@2026-12-02"}
-    assert re.search(r'<div class="short" data-answer data-said="New York City" data-status="verified">New York City <span class="chip '
+    assert re.search(r'<div class="short" data-answer data-said="New York City" data-status="verified">'
+                     r'New York City <span class="chip '
                      r'verified"[^>]*title="score 0.93, calibration m@2026-12-02"', page.render_answer(
                          result, green, checked=verified))
     assert citations.answer_status(result, green + red) == "partly verified"
@@ -351,6 +353,21 @@ def test_a_waiting_question_says_its_place_and_a_stop_ends_it(corpus):
     assert 'data-kind="done"' in second[-1][0] and len(chips(second[-1][1])) == 3
     assert "Nothing of yours is running" in app.halt("page-1") and not len(app._LINE)
     assert "Not asked: the question is empty" in app.announce("") and "queued" in app.announce(Q)
+
+
+def test_live_stops_the_answer_while_it_is_written_and_keeps_what_it_had(corpus):
+    """live.Live over the SCRIPTED model streaming a word every 0.2 s (three sentences take ~8 s): a stop after the
+    first sentence aborts the call, so the rest is never written, there is no result and no check is made."""
+    model = llm.ScriptedModel(scripted_reply, delay=0.2)
+    with llm.use_model(model):
+        live = Live(lambda q: multihop.single_answer(q, corpus=corpus)).start(Q)
+        deadline = time.time() + 30
+        while not live.written and time.time() < deadline:
+            live.changed.wait(0.5)
+        live.stop.set()
+        live.join()
+    assert live.stopped and live.result is None and live.verdicts == [] and live.checks == []
+    assert [t for t, _ in live.written] == ["Tomas Vell was born in Hartmoor."]
 
 
 # ---- the server: five questions at once ----
