@@ -169,6 +169,9 @@ def _answer(question, pattern, corpus, choices, notice, turn, keep):
             yield (status, now_pane if now_pane != pane else keep,
                    render_live(seen, pattern) if len(seen) > shown else keep)
             shown, pane = len(seen), now_pane
+    except GeneratorExit:   # the page was closed (or the event cancelled): nobody waits for the answer, so stop it
+        turn.stop.set()
+        raise
     finally:
         live.join()  # a closed page must not let the next question start under a running one
         _RUNS.append((start, time.time(), memory_mb()[0], first_step))

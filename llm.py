@@ -48,7 +48,7 @@ from lab.engine import N_CTX, SEED, LLMError  # LLMError is this door's error to
 DEFAULT_HOST = "http://127.0.0.1:11434"  # where `ollama serve` listens
 DEFAULT_MODEL = "llama3.1:8b"            # the course's Ollama model
 PROBE_TIMEOUT = 1.0                      # seconds to decide whether an Ollama server is there
-PROMPT_BATCH = 256                       # prompt tokens llama.cpp reads between two chances to stop (engine_params)
+PROMPT_BATCH = 160                       # prompt tokens llama.cpp reads between two chances to stop (engine_params)
 CACHE_RAM_MIB = 1024                     # llama.cpp's RAM prompt cache: ~40 prompts of 1,000 tokens (8,192 by default)
 DEMO_QUESTION = "In one sentence: what does retrieval-augmented generation add to a language model?"
 
@@ -96,9 +96,9 @@ def engine_params(xllamacpp, path, lab=True):
         params.slot_prompt_similarity = 1.0
         params.cache_ram_mib = CACHE_RAM_MIB
         params.sampling.seed = SEED
-        # llama.cpp reads a prompt PROMPT_BATCH tokens at a time and can be stopped between batches (about every 3 s
-        # here): its default, 2048, reads a whole answer prompt in one batch that nothing can stop. 256 read prompts
-        # at 0.98x the default's tokens/s, 128 at 0.89x (results/issue46/prompt_batch_speed.txt, 9 prompts each).
+        # llama.cpp reads a prompt PROMPT_BATCH tokens at a time and can be stopped between batches (every ~1.7 s
+        # here): its default, 2048, reads a whole answer prompt in one batch that nothing can stop. 160 read prompts
+        # as fast as the default within the machine's drift; 128 at 0.89x (results/issue46/prompt_batch_speed.txt).
         params.n_batch = PROMPT_BATCH
     return params
 

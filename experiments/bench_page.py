@@ -4,7 +4,8 @@ against the page as it is, in one run, question by question in turn.
 
     python -m experiments.bench_page --before 55f8139 --json results/issue46/bench_page_native.json
     python -m experiments.bench_page --build wheel --json results/issue46/bench_page_wheel.json
-    python -m experiments.bench_page --stop 5 --json results/issue46/bench_stop_native.json
+    python -m experiments.bench_page --stop 5 --same-as results/issue46/bench_page_native.json \
+        --json results/issue46/bench_stop_native.json
 
 Questions: the README's demo question (the Makefile's QUESTION) and the first --questions two-hop questions of
 golden.json; pattern smart router. Each side is `python app.py` started as a user starts it, from its own checkout
@@ -48,7 +49,8 @@ OBSERVE_JS = """() => {
     if (!last || keys.some(k => last[k] !== state[k])) log.states.push(state);
     if (state.sentences && log.first.sentence === undefined) log.first.sentence = state.ms;
     if (state.verdicts && log.first.verdict === undefined) log.first.verdict = state.ms;
-    if (['done', 'error', 'stopped'].includes(state.status) && log.first.end === undefined) {
+    if (['busy', 'queued'].includes(state.status)) log.asked = true;   // an end shown before Ask does not count
+    if (log.asked && ['done', 'error', 'stopped'].includes(state.status) && log.first.end === undefined) {
       log.first.end = state.ms; log.end = state.status; }
   };
   new MutationObserver(look).observe(document.body, {subtree: true, childList: true, characterData: true,
@@ -60,9 +62,13 @@ def readme_question():
     return re.search(r"^QUESTION \?= (.+)$", (ROOT / "Makefile").read_text(), re.M).group(1).strip()
 
 
+def golden_items(n):
+    """The first n two-hop questions of golden.json."""
+    return [g for g in json.loads((ROOT / "golden.json").read_text()) if g["type"] == "multi"][:n]
+
+
 def questions(n):
-    golden = json.loads((ROOT / "golden.json").read_text())
-    return [readme_question()] + [g["question"] for g in golden if g["type"] == "multi"][:n]
+    return [readme_question()] + [g["question"] for g in golden_items(n)]
 
 
 def checkout(ref, into):
@@ -117,18 +123,26 @@ def time_question(browser, url, question, timeout_s=900):
         page.click("#ask")
         page.wait_for_function("() => window.__answerLog.end !== undefined", timeout=timeout_s * 1000, polling=200)
         log = page.evaluate("() => window.__answerLog")
+        said = said_on(page)
     finally:
         page.close()
     sec = lambda ms: None if ms is None else round(ms / 1000, 1)
     first = log["first"]
     return {"first_sentence_s": sec(first.get("sentence")), "first_verdict_s": sec(first.get("verdict")),
-            "done_s": sec(first.get("end")), "end": log["end"], "states": log["states"]}
+            "done_s": sec(first.get("end")), "end": log["end"], "answer": said, "states": log["states"]}
+
+
+def said_on(page):
+    """The short answer as the model wrote it, from the answer pane's headline (data-said); None without one."""
+    headline = page.query_selector("#answer [data-said]")
+    return headline.get_attribute("data-said") if headline else None
 
 
 def time_stop(browser, url, item, stop_at=5.0, timeout_s=900):
-    """Ask, press Stop `stop_at` s later, then ask the same question again on the same page: -> seconds from Stop to
-    the status saying stopped and to the call having ended (the line free), then the next answer's done seconds, its
-    short answer and whether it matches the golden answer (EM or F1 >= 0.5 on lab/answers.py's rules)."""
+    """Ask, press Stop `stop_at` s after Ask, then ask the same question again on the same page: -> seconds from
+    Stop to the status saying stopped and to the call having ended (the line free), then the next answer's done
+    seconds, its short answer and whether it matches the golden answer (EM or F1 >= 0.5 on lab/answers.py's
+    rules). An answer done before the Stop is said so ("stopped": false)."""
     from lab.answers import exact_match, f1
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     try:
@@ -140,8 +154,11 @@ def time_stop(browser, url, item, stop_at=5.0, timeout_s=900):
                              f"document.querySelector('#status').innerText.includes('{text}')")
         t0 = time.perf_counter()
         page.click("#stop")
-        page.wait_for_function(said("stop"), timeout=60_000, polling=50)
+        page.wait_for_function(f"{said('stop')}() || document.querySelector('#status [data-kind=\"done\"]')",
+                               timeout=60_000, polling=50)
         shown = time.perf_counter() - t0
+        if page.query_selector('#status [data-kind="done"]'):
+            return {"question": item["question"], "stopped": False}
         page.wait_for_function(said("stopped after"), timeout=timeout_s * 1000, polling=50)
         ended = time.perf_counter() - t0
         had = len(page.query_selector_all("#answer [data-sentence]"))
@@ -149,11 +166,10 @@ def time_stop(browser, url, item, stop_at=5.0, timeout_s=900):
         page.click("#ask")
         page.wait_for_function("() => window.__answerLog.end !== undefined", timeout=timeout_s * 1000, polling=200)
         log = page.evaluate("() => window.__answerLog")
-        headline = page.query_selector("#answer [data-said]")
-        said_text = headline.get_attribute("data-said") if headline else ""
+        said_text = said_on(page) or ""
     finally:
         page.close()
-    return {"question": item["question"], "gold": item["answer"], "stop_at_s": stop_at,
+    return {"question": item["question"], "stopped": True, "gold": item["answer"], "stop_at_s": stop_at,
             "stopped_shown_s": round(shown, 2), "call_ended_s": round(ended, 2), "sentences_when_stopped": had,
             "next_done_s": round(log["first"]["end"] / 1000, 1), "next_end": log["end"], "next_answer": said_text,
             "next_right": bool(exact_match(said_text, item) or f1(said_text, item) >= 0.5)}
@@ -172,6 +188,8 @@ def main():
     ap.add_argument("--build", default="native", choices=["native", "wheel"], help="llama.cpp build (native)")
     ap.add_argument("--stop", type=float, metavar="S", help="instead: on each golden question, press Stop S s after "
                     "Ask, time the stop, then ask it again and check the answer (this page only)")
+    ap.add_argument("--same-as", type=Path, metavar="JSON", help="with --stop: a page bench's JSON (this page's rows) "
+                    "to say whether each answer after a stop is the answer given without one")
     ap.add_argument("--json", type=Path, help="write the figures here")
     args = ap.parse_args()
     if not CHROMIUM:
@@ -188,8 +206,7 @@ def main():
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             if args.stop is not None:
-                golden = [g for g in json.loads((ROOT / "golden.json").read_text()) if g["type"] == "multi"]
-                for n, item in enumerate(golden[:args.questions]):
+                for n, item in enumerate(golden_items(args.questions)):
                     rows.append(time_stop(browser, sides[-1].url, item, args.stop))
                     shown = {k: v for k, v in rows[-1].items() if k != "question"}
                     print(f"{n + 1}/{args.questions}: {json.dumps(shown)}", file=sys.stderr, flush=True)
@@ -229,14 +246,26 @@ def main():
 
 
 def stop_table(rows, args):
-    print(f"{'stop at':>8}{'stopped shown':>15}{'call ended':>12}{'next done':>11}{'next right':>12}")
-    for r in rows:
+    """The stop rows, and with --same-as a page bench's JSON: whether each next answer is the one that page gave
+    without a stop."""
+    unstopped = {}
+    if args.same_as:
+        unstopped = {r["question"]: r.get("answer") for r in json.loads(args.same_as.read_text())["rows"]
+                     if r["side"] == "now"}
+    stopped = [r for r in rows if r["stopped"]]
+    for r in stopped:
+        r["answer_without_stop"] = unstopped.get(r["question"])
+        r["next_same"] = r["next_answer"] == r["answer_without_stop"] if r["question"] in unstopped else None
+    print(f"{'stop at':>8}{'stopped shown':>15}{'call ended':>12}{'next done':>11}{'next same':>11}{'next right':>12}")
+    for r in stopped:
         print(f"{r['stop_at_s']:>8}{r['stopped_shown_s']:>15}{r['call_ended_s']:>12}{r['next_done_s']:>11}"
-              f"{r['next_right']!s:>12}")
-    summary = {"n": len(rows), "stopped_shown_s_max": max(r["stopped_shown_s"] for r in rows),
-               "call_ended_s_p50": p50(r["call_ended_s"] for r in rows),
-               "call_ended_s_max": max(r["call_ended_s"] for r in rows),
-               "next_right": sum(r["next_right"] for r in rows)}
+              f"{r['next_same']!s:>11}{r['next_right']!s:>12}")
+    summary = {"n": len(rows), "done_before_the_stop": len(rows) - len(stopped),
+               "stopped_shown_s_max": max((r["stopped_shown_s"] for r in stopped), default=None),
+               "call_ended_s_p50": p50(r["call_ended_s"] for r in stopped),
+               "call_ended_s_max": max((r["call_ended_s"] for r in stopped), default=None),
+               "next_same": sum(bool(r["next_same"]) for r in stopped),
+               "next_right": sum(r["next_right"] for r in stopped)}
     print(json.dumps(summary))
     if args.json:
         write_json(args.json, {"build": args.build, "pattern": "smart router", "stop_at_s": args.stop,

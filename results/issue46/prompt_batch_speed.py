@@ -7,7 +7,7 @@ import xllamacpp
 docs = sorted(os.listdir("/work/main/corpus"))
 res = {}
 for rnd in range(3):
-  for nb in (0, 512, 256, 128):
+  for nb in (0, 160):
     p = llm.engine_params(xllamacpp, engine.ensure_gguf())
     if nb: p.n_batch = nb
     s = xllamacpp.Server(p)
