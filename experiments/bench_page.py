@@ -150,11 +150,11 @@ def time_stop(browser, url, item, stop_at=5.0, timeout_s=900):
         page.fill("#question textarea", item["question"])
         page.click("#ask")
         page.wait_for_timeout(stop_at * 1000)
-        said = lambda text: (f"() => document.querySelector('#status [data-kind=\"stopped\"]') && "
-                             f"document.querySelector('#status').innerText.includes('{text}')")
+        said = lambda text, done="false": (f"() => {done} || (document.querySelector('#status [data-kind=\"stopped\"]')"
+                                           f" && document.querySelector('#status').innerText.includes('{text}'))")
         t0 = time.perf_counter()
         page.click("#stop")
-        page.wait_for_function(f"{said('stop')}() || document.querySelector('#status [data-kind=\"done\"]')",
+        page.wait_for_function(said("stop", "!!document.querySelector('#status [data-kind=\"done\"]')"),
                                timeout=60_000, polling=50)
         shown = time.perf_counter() - t0
         if page.query_selector('#status [data-kind="done"]'):
