@@ -323,6 +323,24 @@ def test_engine_streams_the_same_reply_and_stops_when_cancelled(embedded):
     assert llm.chat(messages, max_tokens=40).message.content == whole.message.content   # the engine is free
 
 
+@pytest.mark.engine
+def test_engine_stops_while_it_reads_a_long_prompt(embedded):
+    """A cancel set 0.3 s into a ~700-token prompt (6-8 s of reading here) stops llama.cpp at the end of its first
+    prompt batch (PROMPT_BATCH), so not one token is written; read in one batch, it would write until max_tokens."""
+    words = " ".join(f"w{(i * 7919) % 1000}" for i in range(650))   # a prompt no earlier test has cached
+    body = {"model": llm._embedded().name, "stream": True, "options": {"num_predict": 40},
+            "messages": [{"role": "user", "content": f"{threading.get_ident()} Repeat these: {words}"}]}
+    cancel = threading.Event()
+    token = engine.STOP.set(cancel)
+    try:
+        threading.Timer(0.3, cancel.set).start()
+        chunks = list(engine.stream_api(llm._embedded(), "/api/chat", body))
+    finally:
+        engine.STOP.reset(token)
+    assert chunks[-1]["done"] and not [c for c in chunks[:-1] if c["message"]["content"]]
+    assert llm.chat([{"role": "user", "content": "Say OK."}], max_tokens=4).message.content   # the engine is free
+
+
 def test_ctrl_c_in_a_cli_streams_every_call_and_ends_with_one_line(capsys):
     import signal
     model = llm.ScriptedModel(["one two three four five six seven eight nine ten"] * 2, delay=0.2)

@@ -53,3 +53,16 @@ def test_a_cli_watches_every_answer_generate_writes_whichever_pattern_calls_it()
             g.generate("Where was Tomas Vell born?", passages=passages)
         g.generate("Where was Tomas Vell born?", passages=passages)   # outside the block: nobody watches
     assert seen == [0, 1, "Corran"]
+
+
+def test_a_reply_that_does_not_go_on_from_the_last_is_a_new_one():
+    """A pattern may call generate() twice under one Watcher: the second reply's sentences count from 0 again."""
+    seen, begun = [], []
+    w = Watcher(lambda n, t, ids: seen.append((n, t)), None, lambda: begun.append(len(seen)))
+    first = '{"sentences": [{"text": "A.", "sources": ["S1"]}, {"text": "B.", "sources": ["S2"]}], "answer": "a"}'
+    for end in range(1, len(first) + 1):
+        w(first[:end])
+    second = '{"sentences": [{"text": "C.", "sources": ["S1"]}], "answer": "c"}'
+    for end in range(1, len(second) + 1):
+        w(second[:end])
+    assert seen == [(0, "A."), (1, "B."), (0, "C.")] and begun == [2]
