@@ -325,8 +325,8 @@ def test_engine_streams_the_same_reply_and_stops_when_cancelled(embedded):
 
 @pytest.mark.engine
 def test_engine_stops_while_it_reads_a_long_prompt(embedded):
-    """A cancel set 0.3 s into a ~700-token prompt (6-8 s of reading here) stops llama.cpp at the end of its first
-    prompt batch (PROMPT_BATCH), so not one token is written; read in one batch, it would write until max_tokens."""
+    """A cancel set 0.3 s into a ~2,500-token prompt (~25 s of reading here) stops llama.cpp before it writes a token,
+    at the end of its first prompt batch: PROMPT_BATCH tokens, not the whole prompt (llama.cpp's default batch)."""
     words = " ".join(f"w{(i * 7919) % 1000}" for i in range(650))   # a prompt no earlier test has cached
     body = {"model": llm._embedded().name, "stream": True, "options": {"num_predict": 40},
             "messages": [{"role": "user", "content": f"{threading.get_ident()} Repeat these: {words}"}]}
@@ -338,6 +338,14 @@ def test_engine_stops_while_it_reads_a_long_prompt(embedded):
     finally:
         engine.STOP.reset(token)
     assert chunks[-1]["done"] and not [c for c in chunks[:-1] if c["message"]["content"]]
+    # where it stops: llama.cpp reports each batch read; the first ends well before the prompt does
+    progress = []
+    llm._embedded().openai_chat_stream(
+        {**engine._chat_request("/api/chat", {**body, "messages": [{"role": "user", "content": f"again {words}"}]}),
+         "return_progress": True},
+        lambda chunk: bool((p := chunk.get("prompt_progress")) and p["processed"] > p["cache"]
+                           and not progress.append(p)))   # True: stop at the first batch read
+    assert progress and 0 < progress[0]["processed"] - progress[0]["cache"] <= llm.PROMPT_BATCH < progress[0]["total"]
     assert llm.chat([{"role": "user", "content": "Say OK."}], max_tokens=4).message.content   # the engine is free
 
 
