@@ -35,9 +35,9 @@ class Chunks:
     """The course corpus's chunks as the index holds them: the documents read once (vector_index.load_documents),
     each chunked on first use with the index's own IDs (vector_index.chunk_records: `doc#3`, `doc-pdf#p12-0`).
     of("ashford-bridge", "titled") -> ({chunk id: sha of its text}, first chunk's id, sha of the seed pattern's
-    prefix) or None (no such document)."""
+    prefix) or None (no such document); text("ashford-bridge#0", "titled") -> the chunk's text or None."""
     def __init__(self, corpus):
-        self.corpus, self.docs, self.made = corpus, None, {}
+        self.corpus, self.docs, self.made, self.texts = corpus, None, {}, {}
 
     def of(self, doc, chunker):
         if self.docs is None:
@@ -45,10 +45,16 @@ class Chunks:
         if (doc, chunker) not in self.made:
             d = self.docs.get(doc)
             records = [] if d is None else chunk_records(d, chunker)
+            self.texts.update(((cid, chunker), t) for cid, t, _ in records)
             self.made[doc, chunker] = None if d is None else (
                 {cid: text_sha(t) for cid, t, _ in records}, records[0][0] if records else None,
                 text_sha(f"{d.title}\n{d.text}"[:SEED_PREFIX_CHARS]))
         return self.made[doc, chunker]
+
+
+    def text(self, chunk_id, chunker):
+        doc = chunk_id.rpartition("#")[0]
+        return self.texts.get((chunk_id, chunker)) if doc and self.of(doc, chunker) else None
 
 
 def carries(row):

@@ -8,7 +8,8 @@ reference row of the same script, settings and question, and is
   not (token counts, verdict wording, fields older rows lack); for a retrieve.py report also questions whose recall
   moved, while they are at most rubric.json's retrieval_tolerance share of its questions (an index built
   elsewhere is an approximate one);
-- "differs": grade.py re-runs it first, before the random draw (rerun.py); or
+- "differs": grade.py re-runs it first, before the random draw (rerun.py); one not shown to reproduce that passes
+  drift.py's checks, none of which depends on the machine it was made on, is "drift" and keeps its points; or
 - "unchecked": the reference holds no row of that script, settings and question (grade.py's random draw covers it).
 
     ref = Reference(Path("results"))
@@ -34,7 +35,7 @@ DEFAULT = ROOT / "results"
 IGNORED = ("corpus", "golden", "limit", "graph", "styles")   # settings that name paths or how many, not what a row is
 TIMING = ("seconds", "judge_seconds", "check_seconds")       # wall clock: differs run to run
 ROUTER_FIGURES = ("answer", "em", "f1", "recall", "recall_all", "error")   # router_eval.summarize() reads these
-CLASSES = ("identical", "within", "reproduced", "not reproduced", "not re-run", "unchecked")
+CLASSES = ("identical", "within", "reproduced", "not reproduced", "not re-run", "drift", "unchecked")
 
 
 def settings_key(script, data):
@@ -154,7 +155,8 @@ def lost(rows, outcomes, limit=3):
         return []
     t = tally(rows, outcomes)
     shown = [f"{r['method']} {r['id']} ({'did not reproduce' if (r['method'], r['id']) in outcomes else 'not re-run'}"
-             f"): {'; '.join(r['changes'][:3]) or 'fields changed'}" for r in bad]
+             f"): {'; '.join(r['changes'][:3]) or 'fields changed'}"
+             + (f"; not honest drift: {r['drift'][0]}" if r.get("drift") else "") for r in bad]
     return [f"{len(bad)} row(s) differ from the course's reference run (reference -> this file) and were not shown "
             f"to reproduce ({t['not reproduced']} re-run and did not reproduce, {t['not re-run']} not re-run): "
             + "; ".join(shown[:limit]) + (f" (and {len(shown) - limit} more)" if len(shown) > limit else "")] \

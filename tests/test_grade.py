@@ -96,10 +96,10 @@ def edited(lab, name, change):
     return [path] + [lab["results"] / n for n in ("retrieval.json", "citations.json", "benchmark.json") if n != name]
 
 
-def grade_all(lab, corpus, subs, rerun=20, reference=None):
+def grade_all(lab, corpus, subs, rerun=20, reference=None, model=None):
     """grade.py over a folder of hand-ins -> ({student: results.json}, the scripted model's calls, out folder).
     reference: the course's reference results (default: the repository's results/, which hold no fixture row)."""
-    out, model = subs.parent / (subs.name + "-graded"), SCRIPTED_MODEL()
+    out, model = subs.parent / (subs.name + "-graded"), model or SCRIPTED_MODEL()
     with llm.use_model(model):
         grade.main([str(subs), "--rubric", str(lab["rubric"]), "--corpus", str(corpus), "--golden",
                     str(lab["golden"]), "--model", "scripted", "--rerun", str(rerun), "--out", str(out)]
@@ -360,7 +360,7 @@ def test_one_fabricated_row_is_re_run_first_and_a_row_that_reproduces_keeps_its_
     assert set(lost(r)) == {f"week 4 verify_citations.py: {k}" for k in WEEK_ITEMS["citations.json"]}
     assert f"json {ids[0]} (not re-run): answer " in lost(r)["week 4 verify_citations.py: valid"]
     assert {k: v for k, v in rows_of(r, "citations.json").items() if k in reference.CLASSES} == {
-        "identical": 3, "within": 0, "reproduced": 0, "not reproduced": 0, "not re-run": 1, "unchecked": 0}
+        "identical": 3, "within": 0, "reproduced": 0, "not reproduced": 0, "not re-run": 1, "drift": 0, "unchecked": 0}
     r = grade_all(lab, corpus, tmp_path / "subs", rerun=1, reference=lab["results"])[0]["one"]
     assert rows_of(r, "citations.json")["not reproduced"] == 1   # the one re-run went to the differing row
     assert re.search(rf"^differs: citations.json json {ids[0]} .*answer '.+' -> 'Tomas Vell'.*re-run first\]$",
@@ -373,6 +373,63 @@ def test_one_fabricated_row_is_re_run_first_and_a_row_that_reproduces_keeps_its_
     hand_in(lab, corpus, tmp_path / "honest", "ok")
     r = grade_all(lab, corpus, tmp_path / "honest", rerun=1, reference=ref)[0]["ok"]
     assert not lost(r) and r["score"] == FULL and rows_of(r, "citations.json")["reproduced"] == 1
+
+
+FAKE = "It is known that the answer is"   # the sentence a smarter fabrication adds, stating the golden answer
+
+
+def doubting_judge():
+    """SCRIPTED_MODEL, but its judge says NO to the sentence FAKE begins: the grader's judge reading a passage that
+    does not state what the sentence says."""
+    def reply(messages, schema):
+        if schema and "verdict" in schema.get("properties", {}) and FAKE in messages[-1]["content"]:
+            return json.dumps({"verdict": "NO"})
+        return SCRIPTED_MODEL().replies(messages, schema)   # a function: scripted_reply
+    return llm.ScriptedModel(reply)
+
+
+def test_honest_drift_keeps_its_points_and_fabricated_rows_do_not(lab, corpus, golden_path, tmp_path):
+    """At --rerun 0 nothing is re-run. A row that differs from the reference only because the reference was made
+    elsewhere passes drift.py's checks and keeps its points. Wrong rows made right (issue 34's hand-in, claims kept)
+    fail on their own words; made right with their reply and a sentence stating the golden answer, cited to a
+    passage that does not state it, they fail on the grader's judge."""
+    gold = {g["id"]: g for g in json.loads(golden_path.read_text())}
+    ref = shutil.copytree(lab["results"], tmp_path / "ref")
+    data = json.loads((ref / "citations.json").read_text())
+    data["rows"]["json"][0].update(answer="Corran", em=0.0, f1=0.0)   # the reference's row, made on another machine
+    (ref / "citations.json").write_text(json.dumps(data))
+    hand_in(lab, corpus, tmp_path / "honest", "ok")
+    r = grade_all(lab, corpus, tmp_path / "honest", rerun=0, reference=ref)[0]["ok"]
+    assert not lost(r) and rows_of(r, "citations.json")["drift"] == 1
+
+    def right_by_hand(d, smarter=False):
+        wrong = [r for r in d["rows"]["json"] if r["em"] == 0 and not r["idk"]]
+        for r in wrong:
+            g = gold[r["id"]]["answer"]
+            r.update(answer=g, em=1.0, f1=1.0, right=True)
+            r["features"]["stated"] = 0.0   # no sentence states it: the claims stay consistent
+            if smarter:
+                r["written"] = g
+                r["verdicts"].append({"text": f"{FAKE} {g}.", "cites": [r["sources"][0]["id"]], "supported": True,
+                                      "precise": {r["sources"][0]["id"]: True}, "how": "verdict"})
+                r.update({k: r[k] + 1 for k in ("sentences", "cited", "supported", "citations", "precise")})
+                r["features"]["stated"] = 1.0
+        d.update({k: v for k, v in citations.summarize(d["rows"]["json"]).items() if k in d})
+        return len(wrong)
+
+    def plain(d):
+        right_by_hand(d)
+
+    def smarter(d):
+        assert right_by_hand(d, smarter=True) >= 1
+    for change, why in ((plain, "is not what its recorded reply"), (smarter, "the grader's judge does not")):
+        subs = tmp_path / change.__name__
+        hand_in(lab, corpus, subs, change.__name__, edited(lab, "citations.json", change))
+        r = grade_all(lab, corpus, subs, rerun=0, reference=lab["results"], model=doubting_judge())[0][change.__name__]
+        assert "week 4 verify_citations.py: valid" in lost(r), change.__name__
+        assert "not honest drift: " in lost(r)["week 4 verify_citations.py: valid"]
+        assert why in lost(r)["week 4 verify_citations.py: valid"], lost(r)["week 4 verify_citations.py: valid"]
+        assert rows_of(r, "citations.json")["drift"] == 0
 
 
 def test_a_row_whose_passages_are_not_the_course_corpus_s_chunks_is_caught(lab, corpus, tmp_path):
