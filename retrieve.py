@@ -37,7 +37,9 @@ items with a decomposition, every hop's): supporting-doc recall counts a documen
 """
 import argparse
 import functools
+import hashlib
 import json
+import os
 import random
 import sys
 from itertools import zip_longest
@@ -287,12 +289,23 @@ def labels(item):
     return {k: item.get(k) for k in LABELS}
 
 
-def sample_golden(golden, n, seed=0):
+DRAW_ENV = "RAG_STUDENT"   # whose draw of the golden set the graded commands run (labs/instructors.md)
+
+
+def draw_seed(student=None):
+    """The seed of a student's own draw of the golden set: 0 (the course's default draw, which results/ holds) for
+    no student, else from the sha256 of the id. With student None, RAG_STUDENT's. draw_seed("") -> 0"""
+    student = (os.environ.get(DRAW_ENV, "") if student is None else str(student)).strip()
+    return int(hashlib.sha256(student.encode()).hexdigest()[:12], 16) if student else 0
+
+
+def sample_golden(golden, n, seed=None):
     """n items, half single and half multi (multi alternating between sources), in an order whose every
-    prefix is balanced too; the same n and seed give the same items. n <= 0 -> all items."""
+    prefix is balanced too; the same n and seed give the same items. n <= 0 -> all items. seed None: the draw of
+    the student RAG_STUDENT names (draw_seed), 0 when it is unset."""
     if n <= 0 or n >= len(golden):
         return list(golden)
-    rng = random.Random(seed)
+    rng = random.Random(draw_seed() if seed is None else seed)
     pools = {}
     for g in golden:
         pools.setdefault(g["type"], {}).setdefault(g["source"], []).append(g)

@@ -16,6 +16,7 @@ grades with (grade.py adds the fingerprints and the re-runs; all three in gradin
   on a summary without rows (summary_bounds).
 Not handled: injection.py's file (valid only: no rubric week grades it).
 """
+import copy
 import hashlib
 import json
 import math
@@ -26,7 +27,7 @@ from citations import summarize
 from generate import DEFAULT_STYLE
 from grading.figures import NUM, check_retrieval, check_router, close, differences, whole
 from lab.answers import exact_match, f1, normalize_answer
-from retrieve import sample_golden
+from retrieve import DRAW_ENV, draw_seed, sample_golden
 from verify_citations import ROW_TIMING
 
 ROOT = Path(__file__).parent.parent   # the repository (this file is in grading/)
@@ -84,10 +85,17 @@ def infer_script(data, path="PATH"):
 
 class Golden:
     """A golden set as the checks read it: its items, by id, and the lcm of their supporting-document counts (a
-    recall averaged over n questions, times n and this, is a whole number of documents)."""
-    def __init__(self, items):
-        self.golden, self.by_id = items, {g["id"]: g for g in items}
+    recall averaged over n questions, times n and this, is a whole number of documents); `student`, whose draw of
+    it the sampled questions must be (retrieve.draw_seed; "" the course's default draw)."""
+    def __init__(self, items, student=""):
+        self.golden, self.by_id, self.student = items, {g["id"]: g for g in items}, student
         self.lcm = math.lcm(*{len(g["supporting_docs"]) for g in items})
+
+    def of(self, student):
+        """The same set, checked against `student`'s draw."""
+        mine = copy.copy(self)
+        mine.student = student or ""
+        return mine
 
 
 def row_problem(r, optional=()):
@@ -106,10 +114,21 @@ def implied_status(r):
     return "unverified" if not r["supported"] else "verified" if r["supported"] == r["sentences"] else "partly verified"
 
 
-def sampled_ids(golden, n):
-    """The question lists a script sampling n golden questions evaluates: of all types, or of one (--split)."""
-    return [[g["id"] for g in sample_golden([g for g in golden if kind in ("all", g["type"])], n)]
+def sampled_ids(golden, n, student=""):
+    """The question lists a script sampling n golden questions evaluates, in `student`'s draw: of all types, or of
+    one (--split)."""
+    seed = draw_seed(student)
+    return [[g["id"] for g in sample_golden([g for g in golden if kind in ("all", g["type"])], n, seed)]
             for kind in ("all", "single", "multi")]
+
+
+DRAWN = "the script samples from"   # in every problem that says a file's questions are not the student's draw
+
+
+def whose(course):
+    """How a wrong sample is named: 'the course's golden set' or 'student alice's draw of the golden set'."""
+    return f"{course.student}'s draw of the golden set ({DRAW_ENV}={course.student})" if course.student \
+        else f"the course's golden set (the default draw: {DRAW_ENV} unset)"
 
 
 def row_checks(data, rows, course, optional=()):
@@ -143,12 +162,12 @@ def row_checks(data, rows, course, optional=()):
     for m, rs in rows.items():
         ids = [r["id"] for r in rs]
         lists = [[q for q in asked if (m, q) not in failed]] if isinstance(asked, list) else \
-            sampled_ids(course.golden, len(ids))
+            sampled_ids(course.golden, len(ids), course.student)
         if ids not in lists:
-            wrong.append(f"rows.{m}: its {len(ids)} questions are not the ones the script samples from the course's "
-                         f"golden set (one added, dropped, swapped or reordered)")
-    if isinstance(asked, list) and asked not in sampled_ids(course.golden, len(asked)):
-        wrong.append(f"questions: not the {len(asked)} the script samples from the golden set")
+            wrong.append(f"rows.{m}: its {len(ids)} questions are not the ones {DRAWN} {whose(course)} (one "
+                         f"added, dropped, swapped or reordered, or another's draw)")
+    if isinstance(asked, list) and asked not in sampled_ids(course.golden, len(asked), course.student):
+        wrong.append(f"questions: not the {len(asked)} {DRAWN} {whose(course)}")
     return [], wrong
 
 
@@ -231,7 +250,7 @@ def check_summary(data, course, styles_of_command):
             continue
         mine = {r.get("id"): r for r in rows[style]} if rows is not None else {}   # a row's cost: rerun.pick
         units += [{"family": "summary", "method": style, "id": g["id"], "summary": s, "row": mine.get(g["id"])}
-                  for g in sample_golden(course.golden, n)]
+                  for g in sample_golden(course.golden, n, draw_seed(course.student))]
     if made:   # the bars read the recomputed summary
         data = {**data, **({"styles": {k: {**v, **made[k]} for k, v in by_style.items()}} if several else made[one])}
     return [], wrong, data, units

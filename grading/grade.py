@@ -36,7 +36,7 @@ import traceback
 from pathlib import Path
 
 from grading import drift, handin
-from grading.checks import check_file
+from grading.checks import DRAWN, check_file
 from grading.claims import Chunks, check as check_claims
 from grading.reference import (CLASSES, DEFAULT as REFERENCE, Reference, classify, escape_line, file_rows, lost,
                                tally)
@@ -87,8 +87,9 @@ def grade_weeks(rubric, checked, broken=None, gone=None):
     return tests
 
 
-def grade_student(path, course, rubric, reruns, args, model_ok):
-    """One hand-in -> Gradescope results {"score", "tests", "output"}."""
+def grade_student(path, course, rubric, reruns, args, model_ok, student=""):
+    """One hand-in -> Gradescope results {"score", "tests", "output"}. Its files' sampled questions must be
+    `student`'s own draw of the golden set (retrieve.draw_seed): a hand-in made for another (copied) loses them."""
     try:
         manifest, files = handin.read_handin(path)
     except handin.HandinError as e:
@@ -96,8 +97,9 @@ def grade_student(path, course, rubric, reruns, args, model_ok):
         if args.rerun:
             tests.append(test(rubric["rerun"].get("name", "re-run"), 0, rubric["rerun"]["points"], [str(e)]))
         return {"score": 0, "tests": tests, "output": str(e)}
-    checked = [{**check_file(entry, raw, course), "fingerprints": handin.fingerprints(manifest, raw, course)}
-               for entry, raw in files]   # checks.py's checks, then the manifest's fingerprints
+    mine = course.of(student)
+    checked = [{**check_file(entry, raw, mine), "fingerprints": handin.fingerprints(manifest, raw, course)}
+               for entry, raw in files]   # checks.py's checks (on this student's draw), then the fingerprints
     rows, claimed = against(checked, files, course, rubric, args)
     rerun_item, made = None, {"outcomes": {}, "drawn": set()}
     if args.rerun:
@@ -118,6 +120,10 @@ def grade_student(path, course, rubric, reruns, args, model_ok):
         facts[path] = {**tally(rs, done), "claims": {k: v if k != "problems" else len(v)
                                                      for k, v in claimed[path].items()},
                        "escape": escape_line(rs, {(m, i) for f, m, i in made["drawn"] if f == path})}
+    for c in checked:   # questions that are not this student's draw: another's run handed in, the week goes
+        if drawn := [p for p in c["recomputed"] or [] if DRAWN in p]:
+            gone[c["path"]] = [f"its questions are not {student or 'the course'}'s draw of golden questions (a "
+                               f"hand-in made for another student): {drawn[0]}"] + gone.get(c["path"], [])
     tests = grade_weeks(rubric, checked, gone={p: g for p, g in gone.items() if g})
     tests += [rerun_item] if rerun_item else []
     graded = {c["path"] for c in checked if any(c["script"] == w["script"] for w in rubric["weeks"])}
@@ -202,6 +208,9 @@ def main(argv=None):
     ap.add_argument("--reference", type=Path, default=REFERENCE,
                     help="the course's reference results (default: this repository's results/): each row is matched "
                          "to the reference row of the same script, settings and question")
+    ap.add_argument("--default-draw", action="store_true",
+                    help="check every hand-in against the course's default draw of golden questions, not each "
+                         "student's own (a course that does not give each student a draw)")
     ap.add_argument("--json", type=Path, help="also write every student's results into this one file")
     ap.add_argument("--out", type=Path, help="where results go (default SUBMISSIONS-graded)")
     ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="the course's corpus")
@@ -245,7 +254,8 @@ def main(argv=None):
             name = handin.handin_name(path)
             name = name if name not in results else f"{name}-{len(results)}"   # ada.zip beside handin-ada.tar.gz
             try:
-                results[name] = grade_student(path, course, rubric, reruns, args, model_ok)
+                results[name] = grade_student(path, course, rubric, reruns, args, model_ok,
+                                              "" if args.default_draw else handin.handin_name(path))
             except Exception as e:   # one hand-in the grader trips on must not end the grading of the others
                 traceback.print_exc()
                 why = f"the grader failed on this hand-in: {type(e).__name__}: {e}"

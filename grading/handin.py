@@ -23,6 +23,7 @@ import getpass
 import hashlib
 import io
 import json
+import os
 import re
 import subprocess
 import sys
@@ -36,7 +37,7 @@ from pathlib import Path
 from grading.checks import NUM, Golden, check_file, infer_script, sha256
 from lab.cache import portable
 from lab.documents import EXTENSIONS
-from retrieve import CORPUS_DIR, GOLDEN, load_golden
+from retrieve import CORPUS_DIR, DRAW_ENV, GOLDEN, load_golden
 from vector_index import CorpusError
 
 ROOT = Path(__file__).parent.parent   # the repository (this file is in grading/)
@@ -281,7 +282,9 @@ def threshold(t, data):
 def main(argv=None):
     ap = argparse.ArgumentParser(description="Bundle your results files and a manifest into one archive to hand in.")
     ap.add_argument("files", nargs="*", type=Path, help="results files (default: those rubric.json's weeks expect)")
-    ap.add_argument("--student", default=getpass.getuser(), help="your name or id (default: your login)")
+    ap.add_argument("--student", default=os.environ.get(DRAW_ENV) or getpass.getuser(),
+                    help=f"your name or id, the one {DRAW_ENV} named when you ran the weeks' commands (your own draw "
+                         f"of golden questions); default: {DRAW_ENV}, else your login")
     ap.add_argument("--out", type=Path, help="the archive, .tar.gz or .zip (default handin-<student>.tar.gz)")
     ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="the corpus the scripts ran on")
     ap.add_argument("--golden", type=Path, default=GOLDEN, help="the golden file the scripts ran on")
@@ -293,9 +296,12 @@ def main(argv=None):
     if not args.corpus.is_dir() or not args.golden.is_file():
         sys.exit(f"handin: no corpus folder {args.corpus} or golden file {args.golden}: pass --corpus and --golden")
     try:
-        golden = Golden(load_golden(args.golden))
+        golden = Golden(load_golden(args.golden), student)
     except CorpusError as e:
         sys.exit(f"handin: {e}")
+    if os.environ.get(DRAW_ENV, student) != student:
+        print(f"  note: {DRAW_ENV}={os.environ[DRAW_ENV]}, but this hand-in is {student}'s: the files must hold "
+              f"{student}'s draw of golden questions")
     entries, missing, blobs = [], [], []
     for path, command in wanted:
         entry, data = describe(path)

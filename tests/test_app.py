@@ -47,6 +47,7 @@ GOLDEN = HERE / "fixtures" / "golden.json"
 Q = "In which village was the designer of Ashford Bridge born?"
 SLOW = "slowly"                  # a question holding this word makes the scripted model wait for RELEASE
 RELEASE = threading.Event()
+HELD = threading.Event()         # set when the scripted model starts waiting for RELEASE
 # gradio's pandas use
 pytestmark = pytest.mark.filterwarnings("ignore:'future.no_silent_downcasting'",
                                         "ignore:The copy keyword is deprecated")
@@ -77,6 +78,7 @@ def scripted_reply(messages, schema):
         return json.dumps({"answer": hit[1], "source": hit[0]})
     if "sentences" in props:
         if SLOW in asked:
+            HELD.set()
             RELEASE.wait(60)
         good = next((i for i, _, text in sources if "Hartmoor" in text), None)
         if good is None:
@@ -388,11 +390,11 @@ def server(corpus):
 def test_five_concurrent_questions_are_queued_and_all_answered(server):
     questions = [g["question"] for g in json.loads(GOLDEN.read_text())][:5]
     RELEASE.clear()  # the first question holds the engine for a second once it runs: the other four must queue
+    HELD.clear()
 
     def release_later():
-        # the held question itself, whichever order the server runs them in
-        while not len(app._LINE):
-            time.sleep(0.02)
+        # the held question itself answering, whichever order the server runs them in
+        HELD.wait(60)
         time.sleep(1.0)
         RELEASE.set()
     threading.Thread(target=release_later, daemon=True).start()

@@ -96,14 +96,16 @@ def edited(lab, name, change):
     return [path] + [lab["results"] / n for n in ("retrieval.json", "citations.json", "benchmark.json") if n != name]
 
 
-def grade_all(lab, corpus, subs, rerun=20, reference=None, model=None):
+def grade_all(lab, corpus, subs, rerun=20, reference=None, model=None, draws=False):
     """grade.py over a folder of hand-ins -> ({student: results.json}, the scripted model's calls, out folder).
-    reference: the course's reference results (default: the repository's results/, which hold no fixture row)."""
+    reference: the course's reference results (default: the repository's results/, which hold no fixture row).
+    draws: each student's files must hold their own draw of golden questions (else the course's default draw,
+    which the fixture's results hold for every student)."""
     out, model = subs.parent / (subs.name + "-graded"), model or SCRIPTED_MODEL()
     with llm.use_model(model):
         grade.main([str(subs), "--rubric", str(lab["rubric"]), "--corpus", str(corpus), "--golden",
                     str(lab["golden"]), "--model", "scripted", "--rerun", str(rerun), "--out", str(out)]
-                   + (["--reference", str(reference)] if reference else []))
+                   + (["--reference", str(reference)] if reference else []) + ([] if draws else ["--default-draw"]))
     return ({p.parent.name: json.loads(p.read_text()) for p in out.glob("*/results.json")}, model.calls, out)
 
 
@@ -430,6 +432,36 @@ def test_honest_drift_keeps_its_points_and_fabricated_rows_do_not(lab, corpus, g
         assert "not honest drift: " in lost(r)["week 4 verify_citations.py: valid"]
         assert why in lost(r)["week 4 verify_citations.py: valid"], lost(r)["week 4 verify_citations.py: valid"]
         assert rows_of(r, "citations.json")["drift"] == 0
+
+
+FILES = ("retrieval.json", "citations.json", "benchmark.json")
+
+
+def test_each_student_runs_a_draw_of_their_own_and_a_copied_hand_in_loses_it(lab, corpus, tmp_path, monkeypatch):
+    """alice runs the weeks' commands with RAG_STUDENT=alice: her own draw of golden questions, full marks. The
+    default draw's results (what the repository commits) handed in as dave's, and alice's hand-in renamed erin's,
+    lose the weeks whose questions are drawn (citations, benchmark); week 2's report evaluates every question, the
+    same for all, and is kept."""
+    golden = json.loads(lab["golden"].read_text())
+    draws = {who: checks.sampled_ids(golden, 4, who)[0] for who in ("", "alice", "dave", "erin")}
+    assert len({tuple(d) for d in draws.values()}) == 4, draws   # four different draws of 4 of the 6
+    mine = tmp_path / "alice-results"
+    monkeypatch.setenv("RAG_STUDENT", "alice")
+    with llm.use_model(SCRIPTED_MODEL()):
+        make_results(corpus, lab["golden"], mine)
+    monkeypatch.delenv("RAG_STUDENT")
+    assert [r["id"] for r in json.loads((mine / "citations.json").read_text())["rows"]["json"]] == draws["alice"]
+    subs = tmp_path / "subs"
+    hand_in(lab, corpus, subs, "alice", [mine / n for n in FILES])
+    hand_in(lab, corpus, subs, "dave")
+    shutil.copy(subs / "handin-alice.tar.gz", subs / "handin-erin.tar.gz")
+    results = grade_all(lab, corpus, subs, rerun=0, draws=True)[0]
+    assert results["alice"]["score"] == FULL - 4 and not lost(results["alice"])
+    for who in ("dave", "erin"):
+        why = lost(results[who])
+        assert {f"{WEEK[n]}: valid" for n in ("citations.json", "benchmark.json")} <= set(why), (who, why)
+        assert f"{who}'s draw of the golden set (RAG_STUDENT={who})" in why["week 4 verify_citations.py: valid"]
+        assert not any(k.startswith("week 2") for k in why)
 
 
 def test_a_row_whose_passages_are_not_the_course_corpus_s_chunks_is_caught(lab, corpus, tmp_path):
