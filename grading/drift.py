@@ -26,12 +26,20 @@ from grading.claims import row_claims
 from lab import spans
 from lab.answers import exact_match, f1
 from retrieve import DEFAULT_CHUNKER, retrieve_chunks
+from vector_index import CorpusError, build_index
 
 SCRIPTS = ("verify_citations.py",)   # whose rows these checks can judge
 
 
+_BUILT = set()   # (corpus, chunker) whose index this grading run has built or brought up to date
+
+
 def retrieval(row, question, course, chunker):
-    """(problems, {chunk id: passage as retrieved here}) of check 1."""
+    """(problems, {chunk id: passage as retrieved here}) of check 1; the course corpus's index is built first (once
+    per run: incremental, seconds when it is there)."""
+    if (course.corpus, chunker) not in _BUILT:
+        build_index(course.corpus, chunker)
+        _BUILT.add((course.corpus, chunker))
     have = [s["chunk_id"] for s in row["sources"]]
     found = {p["chunk_id"]: p for p in retrieve_chunks(question, len(have), corpus=course.corpus, chunker=chunker)}
     missing = [c for c in have if c not in found]
@@ -90,5 +98,8 @@ def honest(script, row, item, course, chunks, chunker=DEFAULT_CHUNKER):
     for problems in (score(row, item), own_words(row, question)):
         if problems:
             return problems
-    problems, found = retrieval(row, question, course, chunker)
+    try:
+        problems, found = retrieval(row, question, course, chunker)
+    except CorpusError as e:
+        return [f"not checked: its question could not be retrieved here: {e}"]
     return problems or judged(row, question, found)

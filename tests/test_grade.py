@@ -610,11 +610,12 @@ def test_real_engine_a_student_row_re_run_by_the_grader_reproduces(corpus, golde
     re-made by grading/grade.py in another, every model call recomputed, and compared field by field (~2 min)."""
     import os
     import subprocess
-    env = {**os.environ, "RAG_INDEX_DIR": str(tmp_path / "index"), "RAG_LLM": "embedded", "RAG_ENGINE_BUILD": "wheel"}
+    env = {**os.environ, "RAG_INDEX_DIR": str(tmp_path / "index"), "RAG_LLM": "embedded", "RAG_ENGINE_BUILD": "wheel",
+           "RAG_STUDENT": "r"}   # student r's draw, graded as r (r.zip)
     (tmp_path / "rubric.json").write_text(json.dumps(RUBRIC))
     out, rubric = str(tmp_path / "s" / "r.zip"), str(tmp_path / "rubric.json")
     for cmd in (["benchmark.py", "--limit", "1", "--patterns", "single", "--json", str(tmp_path / "b.json")],
-                ["-m", "grading.handin", str(tmp_path / "b.json"), "--student", "real", "--out", out],
+                ["-m", "grading.handin", str(tmp_path / "b.json"), "--student", "r", "--out", out],
                 ["-m", "grading.grade", str(tmp_path / "s"), "--rerun", "1", "--rubric", rubric]):
         args = [sys.executable, *cmd, "--corpus", str(corpus), "--golden", str(golden_path)]
         p = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
@@ -622,6 +623,35 @@ def test_real_engine_a_student_row_re_run_by_the_grader_reproduces(corpus, golde
     r = json.loads((tmp_path / "s-graded" / "r" / "results.json").read_text())
     assert [line.split(":")[0] for line in items_of(r)["re-run"]["output"].splitlines()[1:]] == ["drawn", "reproduced"]
     assert not {f"week 9 benchmark.py: {k}" for k in ("valid", "fingerprints", "recomputed")} & set(lost(r))
+
+
+@pytest.mark.slow
+@pytest.mark.engine
+def test_real_engine_a_drifted_row_keeps_its_points_without_a_re_run(corpus, golden_path, tmp_path):
+    """The real embedded engine: student r's verify_citations.py rows, graded at --rerun 0 against a reference
+    whose first row differs (as one made on another build would), in another process with caches of its own: the
+    row passes grading/drift.py's checks, the grader's judge reading its citations again, and keeps its points."""
+    import os
+    import subprocess
+    base = {**os.environ, "RAG_LLM": "embedded", "RAG_STUDENT": "r"}
+    (tmp_path / "rubric.json").write_text(json.dumps(RUBRIC))
+    made, ref = tmp_path / "c.json", tmp_path / "ref"
+    run = lambda cmd, index: subprocess.run([sys.executable, *cmd, "--corpus", str(corpus), "--golden",
+                                             str(golden_path)], cwd=ROOT, capture_output=True, text=True,
+                                            timeout=900, env={**base, "RAG_INDEX_DIR": str(tmp_path / index)})
+    for cmd in (["verify_citations.py", "--limit", "2", "--json", str(made)],
+                ["-m", "grading.handin", str(made), "--student", "r", "--out", str(tmp_path / "s" / "r.zip")]):
+        assert (p := run(cmd, "student")).returncode == 0, p.stderr[-2000:]
+    data = json.loads(made.read_text())
+    data["rows"]["json"][0].update(answer="Corran", em=0.0, f1=0.0)   # the course's row, made elsewhere
+    ref.mkdir()
+    (ref / "c.json").write_text(json.dumps(data))
+    p = run(["-m", "grading.grade", str(tmp_path / "s"), "--rerun", "0", "--rubric", str(tmp_path / "rubric.json"),
+             "--reference", str(ref)], "grader")
+    assert p.returncode == 0, p.stderr[-2000:]
+    r = json.loads((tmp_path / "s-graded" / "r" / "results.json").read_text())
+    assert not [k for k in lost(r) if k.startswith("week 4")], lost(r)
+    assert rows_of(r, "c.json")["drift"] == 1 and rows_of(r, "c.json")["identical"] == 1
 
 
 def test_claims_know_the_index_chunk_ids_of_a_pdf():
