@@ -126,7 +126,7 @@ DRAWN = "the script samples from"   # in every problem that says a file's questi
 
 
 def whose(course):
-    """How a wrong sample is named: 'the course's golden set' or 'student alice's draw of the golden set'."""
+    """How a wrong sample is named: "alice's draw of the golden set (RAG_STUDENT=alice)", or the default draw."""
     return f"{course.student}'s draw of the golden set ({DRAW_ENV}={course.student})" if course.student \
         else f"the course's golden set (the default draw: {DRAW_ENV} unset)"
 

@@ -23,7 +23,10 @@ scratch caches and each "reproduced" or "differs"; rubric.json's tolerance lets 
 question) is re-run once per grading run.
 Every row against the course's reference run (reference.py: identical, within tolerance, differs, not checked; the
 differing rows re-run first) and what it claims (claims.py, no model call): a file with a differing row not re-run
-and reproduced, or a claim that does not hold, loses every point of its week (labs/instructors.md says why).
+and reproduced, or a claim that does not hold, loses every point of its week (labs/instructors.md says why), unless
+the row passes drift.py's checks, none of which depends on the machine (honest drift). Each student's files must
+hold that student's own draw of golden questions (RAG_STUDENT, named by the hand-in's file name; --default-draw:
+the course's one draw for all): a hand-in made for another student loses the weeks whose questions are drawn.
 Not handled: rows a registry pattern does not make (graphrag.py's "multihop" and "graphrag-auto"), pattern files
 run with non-default flags (checked, not re-run), keys with dots in rubric paths.
 """
