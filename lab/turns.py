@@ -11,12 +11,12 @@ knowing its place, and each one stoppable by the page that asked it (app.py).
 line.stop("page-1") sets the Event of every turn that page has in the line, running or waiting. No model call.
 """
 import threading
-import time
 
 
 class Turn:
+    """One question in the line: whose it is, and the Event its page's Stop sets."""
     def __init__(self, who):
-        self.who, self.stop, self.since = who, threading.Event(), time.time()
+        self.who, self.stop = who, threading.Event()
 
 
 class Turns:
@@ -28,11 +28,6 @@ class Turns:
         with self._changed:
             self._line.append(turn)
         return turn
-
-    def ahead(self, turn):
-        """How many are before this turn (0: it is answering); -1 once it has left."""
-        with self._changed:
-            return self._line.index(turn) if turn in self._line else -1
 
     def wait(self, turn, timeout):
         """Wait up to `timeout` s for this turn to come, or for it to be stopped; -> the number still ahead of it."""
@@ -55,19 +50,7 @@ class Turns:
             self._changed.notify_all()
             return len(mine)
 
-    def running(self):
-        """The turn answering now, or None."""
-        with self._changed:
-            return self._line[0] if self._line else None
-
-    def waiting(self):
-        with self._changed:
-            return max(0, len(self._line) - 1)
-
     def __len__(self):
         with self._changed:
             return len(self._line)
 
-
-def seconds_since(turn):
-    return time.time() - turn.since
