@@ -25,9 +25,9 @@ from pathlib import Path
 import harness
 from citations import summarize
 from generate import DEFAULT_STYLE
-from grading.figures import NUM, check_retrieval, check_router, close, differences, whole
+from grading.figures import DRAWN, NUM, check_retrieval, check_router, close, differences, whole, whose
 from lab.answers import exact_match, f1, normalize_answer
-from retrieve import DRAW_ENV, draw_seed, sample_golden
+from retrieve import draw_seed, sample_golden
 from verify_citations import ROW_TIMING
 
 ROOT = Path(__file__).parent.parent   # the repository (this file is in grading/)
@@ -120,15 +120,6 @@ def sampled_ids(golden, n, student=""):
     seed = draw_seed(student)
     return [[g["id"] for g in sample_golden([g for g in golden if kind in ("all", g["type"])], n, seed)]
             for kind in ("all", "single", "multi")]
-
-
-DRAWN = "the script samples from"   # in every problem that says a file's questions are not the student's draw
-
-
-def whose(course):
-    """How a wrong sample is named: "alice's draw of the golden set (RAG_STUDENT=alice)", or the default draw."""
-    return f"{course.student}'s draw of the golden set ({DRAW_ENV}={course.student})" if course.student \
-        else f"the course's golden set (the default draw: {DRAW_ENV} unset)"
 
 
 def row_checks(data, rows, course, optional=()):

@@ -9,7 +9,7 @@ A file written before its script wrote rows gets consistency checks only (retrie
 """
 from lab import links
 from lab.answers import exact_match, f1
-from retrieve import recall_table
+from retrieve import DRAW_ENV, draw_seed, recall_table, sample_golden
 
 NUM = (int, float)
 
@@ -112,6 +112,30 @@ def check_retrieval(data, course):
     return [], wrong, data, unit(items)
 
 
+DRAWN = "the script samples from"   # in every problem that says a file's questions are not the student's draw
+
+
+def whose(course):
+    """How a wrong sample is named: "alice's draw of the golden set (RAG_STUDENT=alice)", or the default draw."""
+    student = getattr(course, "student", "")
+    return f"{student}'s draw of the golden set ({DRAW_ENV}={student})" if student \
+        else f"the course's golden set (the default draw: {DRAW_ENV} unset)"
+
+
+def router_draws(routes, rows, course):
+    """router_eval.py's sampled questions against the student's draw: each mode's rows the first multi-hop questions
+    of it, the LLM router's the first questions. Checked when the file routed the whole golden set (no --split)."""
+    if len(routes.get("learned") or {}) != len(course.golden):
+        return []
+    seed, multi = draw_seed(getattr(course, "student", "")), [g for g in course.golden if g["type"] == "multi"]
+    want = lambda pool, n: [g["id"] for g in sample_golden(pool, n, seed)]
+    out = [f"rows.{m}: its {len(rs)} questions are not the ones {DRAWN} {whose(course)}" for m, rs in rows.items()
+           if [r["id"] for r in rs] != want(multi, len(rs))]
+    if "llm" in routes and list(routes["llm"]) != want(course.golden, len(routes["llm"])):
+        out.append(f"routes.llm: its {len(routes['llm'])} questions are not the ones {DRAWN} {whose(course)}")
+    return out
+
+
 def check_router(data, course):
     """router_eval.py: each router's accuracy, matrix, n and by-source accuracy from its decisions ("routes": router
     -> question id -> multi?), each mode's figures from its rows (router_eval.summarize; "rows": mode -> rows) and
@@ -128,7 +152,7 @@ def check_router(data, course):
                 for r in rs) for rs in rows.values())):
         return ["'routes' must map router -> question id -> true/false, 'rows' mode -> rows with id, source and "
                 f"{', '.join(fields)}"], None, data, []
-    wrong, made = [], {"router": {}, "modes": {}}
+    wrong, made = router_draws(routes, rows, course), {"router": {}, "modes": {}}
     for name, decided in routes.items():
         items = [course.by_id.get(i) for i in decided]
         if None in items:

@@ -29,7 +29,7 @@ import judge
 import llm
 import retrieve
 import verify_citations
-from grading import checks, grade, handin, reference, rerun
+from grading import checks, figures, grade, handin, reference, rerun
 from lab import cache
 from test_benchmark import GENERATE_SYSTEM, SCRIPTED_MODEL
 
@@ -662,3 +662,13 @@ def test_claims_know_the_index_chunk_ids_of_a_pdf():
     row = {"sources": [{"id": "S1", "chunk_id": "handbook-pdf#p2-0", "sha": ids["handbook-pdf#p2-0"]},
                        {"id": "S2", "chunk_id": "handbook-pdf#p9-0", "sha": None}]}
     assert passages(row, chunks, "titled") == ["passage S2: handbook-pdf#p9-0: handbook-pdf has 3 titled chunk(s)"]
+
+
+def test_router_eval_s_sampled_questions_are_the_student_s_draw():
+    """The committed router_eval.py file holds the default draw: it passes as the course's, and is another's draw
+    for alice (each mode's 50 multi-hop questions, the LLM router's 60)."""
+    data = json.loads((ROOT / "results" / "router_eval.json").read_text())
+    course = checks.Golden(retrieve.load_golden(ROOT / "golden.json"))
+    assert figures.router_draws(data["routes"], data["rows"], course) == []
+    theirs = figures.router_draws(data["routes"], data["rows"], course.of("alice"))
+    assert len(theirs) == len(data["rows"]) + 1 and all("alice's draw" in p for p in theirs)
