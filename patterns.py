@@ -39,6 +39,8 @@ class Pattern:
     settings: Callable = None  # (corpus, chunker) -> (answer kwargs, cache settings); default: corpus and chunker
     fixed: dict = field(default_factory=dict)  # always passed to fn (GraphRAG's mode)
     options: tuple = ()        # the options settings() takes beside corpus and chunker (GraphRAG's extractor)
+    retrieval: str = None      # the retrieve_chunks method that alone makes its passages, no model call on the way
+                               # (grading/drift.py re-runs it); None: the model takes part in what is retrieved
 
     def kwargs_and_key(self, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, **options):
         """(the answer's keyword arguments, the cache settings); options: a pattern's own (GraphRAG's extractor)."""
@@ -79,15 +81,16 @@ PATTERNS = {p.name: p for p in [
     Pattern("seed", "", generate.seed_answer, "the seed pipeline: seed_interleave retrieval + the lab's original "
             "free-text prompt (baseline)", "seed", lambda c, ch: ({"corpus": c, "chunker": ch}, {
                 "retrieval": "seed_interleave", "style": "lab", "k": generate.SEED_K, "corpus": str(c),
-                "chunker": ch})),
+                "chunker": ch}), retrieval="seed_interleave"),
     Pattern("single", "single", multihop.single_answer, "generate(): fused retrieval + the JSON cited prompt",
             "generate-json", lambda c, ch: ({"corpus": c, "chunker": ch},
-                                            {"style": "json", "order": "best_first", "corpus": str(c)})),
+                                            {"style": "json", "order": "best_first", "corpus": str(c)}),
+            retrieval="fused"),
     Pattern("smart", "smart router", multihop.smart_answer, "multihop.smart_answer: learned router, then single "
             "or chain", "multihop-smart", _multihop(lambda ch: {"chunker": ch, "router": "learned"})),
     Pattern("chain", "chain", multihop.chain_answer, "multihop.chain_answer: links from the first passages, "
             "one cited answer (1 call)", "multihop-chain",
-            _multihop(lambda ch: {"chunker": ch})),
+            _multihop(lambda ch: {"chunker": ch}), retrieval="chain"),
     Pattern("parallel", "parallel", multihop.multihop_answer, "multihop.multihop_answer: decompose, retrieve each "
             "part, one cited answer", "multihop-parallel", _multihop(lambda ch: {})),
     Pattern("iterative", "iterative", multihop.iterative_answer, "multihop.iterative_answer: hop by hop with "

@@ -10,10 +10,12 @@
 5. the judge: each citation it calls precise, the grader's judge finds precise too, its sentence read against the
    passage as generate() showed it (citations.verify; model calls, cached in the judge's cache).
 
-    why = honest("verify_citations.py", row, item, course, chunks)   # [] -> honest drift; else the reasons
+    why = honest("verify_citations.py", row, item, course, chunks, method="json")   # [] -> honest drift, or why not
 
-A row that fails one says which. Only verify_citations.py rows can be checked this way today (their passages come
-from one fused retrieval); other scripts' rows say "not checked" and lose as before.
+A row that fails one says which. The rows checked so are those whose passages one retrieval made, with no model
+in it (retrieval_of): verify_citations.py's, benchmark.py's of a pattern with one retrieval (patterns.Pattern's
+`retrieval`), and the pattern scripts' plain `generate` rows. The others (patterns that ask the model on the way,
+router_eval.py's) say "not checked" and lose as before.
 Not handled: a wrong row whose sentence states the golden answer, cited to a passage that does state it, passes
 every check here (it is what an honest right answer looks like): the sampled re-run is what can catch it, with the
 chance reference.escape() prints.
@@ -21,6 +23,7 @@ chance reference.escape() prints.
 import answer_check
 import citations
 import llm
+import patterns
 from generate import IDK, trim_passage
 from grading.claims import row_claims
 from lab import spans
@@ -28,20 +31,27 @@ from lab.answers import exact_match, f1
 from retrieve import DEFAULT_CHUNKER, retrieve_chunks
 from vector_index import CorpusError, build_index
 
-SCRIPTS = ("verify_citations.py",)   # whose rows these checks can judge
+def retrieval_of(script, method):
+    """The retrieve_chunks method that made a row's passages, or None when no single retrieval did (a pattern that
+    asks the model along the way): verify_citations.py's rows and every script's plain `generate` rows are fused;
+    benchmark.py's are its pattern's (patterns.Pattern.retrieval)."""
+    if script == "verify_citations.py" or method == "generate":
+        return "fused"
+    return getattr(patterns.PATTERNS.get(method), "retrieval", None) if script == "benchmark.py" else None
 
 
 _BUILT = set()   # (corpus, chunker) whose index this grading run has built or brought up to date
 
 
-def retrieval(row, question, course, chunker):
+def retrieval(row, question, course, chunker, method="fused"):
     """(problems, {chunk id: passage as retrieved here}) of check 1; the course corpus's index is built first (once
     per run: incremental, seconds when it is there)."""
     if (course.corpus, chunker) not in _BUILT:
         build_index(course.corpus, chunker)
         _BUILT.add((course.corpus, chunker))
     have = [s["chunk_id"] for s in row["sources"]]
-    found = {p["chunk_id"]: p for p in retrieve_chunks(question, len(have), corpus=course.corpus, chunker=chunker)}
+    found = {p["chunk_id"]: p for p in retrieve_chunks(question, len(have), corpus=course.corpus, chunker=chunker,
+                                                       method=method)}
     missing = [c for c in have if c not in found]
     return ([f"its passages are not what its question retrieves here: {', '.join(missing[:3])} not among the "
              f"{len(found)} retrieved"] if missing else []), found
@@ -83,10 +93,12 @@ def judged(row, question, found):
             for c, ok in mine["precise"].items() if ok and not v["precise"].get(c)]
 
 
-def honest(script, row, item, course, chunks, chunker=DEFAULT_CHUNKER):
-    """[] when a differing row passes checks 1-5 (honest drift), else the reasons (the first failed check's)."""
-    if script not in SCRIPTS:
-        return [f"not checked: {script}'s rows cannot be checked for drift yet"]
+def honest(script, row, item, course, chunks, chunker=DEFAULT_CHUNKER, method=None):
+    """[] when a differing row (of `method`: its pattern or style) passes checks 1-5 (honest drift), else the
+    reasons (the first failed check's)."""
+    how = retrieval_of(script, method)
+    if how is None:
+        return [f"not checked: {script}'s {method} rows were not made by one retrieval, which check 1 needs"]
     if item is None:
         return ["not checked: its question is not in the course's golden file"]
     claimed = row_claims(row, item, chunks, chunker)
@@ -99,7 +111,7 @@ def honest(script, row, item, course, chunks, chunker=DEFAULT_CHUNKER):
         if problems:
             return problems
     try:
-        problems, found = retrieval(row, question, course, chunker)
+        problems, found = retrieval(row, question, course, chunker, how)
     except CorpusError as e:
         return [f"not checked: its question could not be retrieved here: {e}"]
     return problems or judged(row, question, found)

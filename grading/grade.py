@@ -115,7 +115,8 @@ def grade_student(path, course, rubric, reruns, args, model_ok, student=""):
         done = {(m, i): ok for (f, m, i), ok in made["outcomes"].items() if f == path}
         for r in (r for r in rs if r["class"] == "differs" and not done.get((r["method"], r["id"]))):
             # not shown to reproduce: honest drift keeps its points (drift.py's checks, none machine-bound)
-            r["drift"] = drift.honest(scripts[path], r["row"], course.by_id.get(r["id"]), course, args.chunks)
+            r["drift"] = drift.honest(scripts[path], r["row"], course.by_id.get(r["id"]), course, args.chunks,
+                                      method=r["method"])
             r["class"] = "drift" if not r["drift"] else r["class"]
         bad = claimed[path]["problems"]
         gone[path] = lost(rs, done) + ([f"{len(bad)} problem(s) with what its rows claim (checked with no model "

@@ -400,9 +400,14 @@ def test_honest_drift_keeps_its_points_and_fabricated_rows_do_not(lab, corpus, g
     data = json.loads((ref / "citations.json").read_text())
     data["rows"]["json"][0].update(answer="Corran", em=0.0, f1=0.0)   # the reference's row, made on another machine
     (ref / "citations.json").write_text(json.dumps(data))
+    bench = json.loads((ref / "benchmark.json").read_text())
+    assert {"seed", "single"} <= set(bench["rows"])
+    for pattern in ("seed", "single"):   # one retrieval each (BM25-interleaved, fused): checked the same way
+        bench["rows"][pattern][0].update(answer="Corran", em=0.0, f1=0.0)
+    (ref / "benchmark.json").write_text(json.dumps(bench))
     hand_in(lab, corpus, tmp_path / "honest", "ok")
     r = grade_all(lab, corpus, tmp_path / "honest", rerun=0, reference=ref)[0]["ok"]
-    assert not lost(r) and rows_of(r, "citations.json")["drift"] == 1
+    assert not lost(r) and rows_of(r, "citations.json")["drift"] == 1 and rows_of(r, "benchmark.json")["drift"] == 2
 
     def right_by_hand(d, smarter=False):
         wrong = [r for r in d["rows"]["json"] if r["em"] == 0 and not r["idk"]]
