@@ -135,9 +135,9 @@ def render_answer(result, verdicts, notice=None, dispute=None, checked=None, liv
                    f'{groups}</div>')
     if result.get("error"):
         out.append(f'<div class="notice">The model\'s reply was unusable: {esc(result["error"])}</div>')
+    unknown = {"writing": "checking", "checking": "checking", "stopped": "stopped"}.get(live, "unchecked")
     for n, s in enumerate(result.get("sentences", [])):
         v = verdicts[n] if verdicts is not None and n < len(verdicts) else None
-        unknown = {"writing": "checking", "checking": "checking", "stopped": "stopped"}.get(live, "unchecked")
         chips = [_chip(c, unknown if v is None else "supported" if v["precise"].get(c) else "unsupported",
                        _source_html(by_id[c]) if c in by_id else "", s["text"]) for c in s["cites"]]
         chips += [_chip(i, "invalid", "", s["text"]) for i in invalid.get(n, [])]

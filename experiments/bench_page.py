@@ -19,6 +19,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -89,7 +90,7 @@ class Side:
     """`python app.py` from one checkout, on a free port, until close()."""
 
     def __init__(self, name, root, index, build):
-        self.name, self.port = name, _free_port()
+        self.name, self.port = name, free_port()
         env = {**os.environ, "RAG_LLM": "embedded", "RAG_INDEX_DIR": str(index), "RAG_ENGINE_BUILD": build}
         self.proc = subprocess.Popen([str(ROOT / ".venv" / "bin" / "python"), "app.py", "--port", str(self.port)],
                                      cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -106,8 +107,8 @@ class Side:
         self.proc.wait(30)
 
 
-def _free_port():
-    import socket
+def free_port():
+    """A port nothing listens on (the OS picks it)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -141,25 +142,25 @@ def said_on(page):
 def time_stop(browser, url, item, stop_at=5.0, timeout_s=900):
     """Ask, press Stop `stop_at` s after Ask, then ask the same question again on the same page: -> seconds from
     Stop to the status saying stopped and to the call having ended (the line free), then the next answer's done
-    seconds, its short answer and whether it matches the golden answer (EM or F1 >= 0.5 on lab/answers.py's
-    rules). An answer done before the Stop is said so ("stopped": false)."""
-    from lab.answers import exact_match, f1
+    seconds, its short answer and whether it is right by the lab's label (answer_check.right). An answer done
+    before the Stop is said so ("stopped": false)."""
+    import answer_check
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     try:
         page.goto(url)
         page.fill("#question textarea", item["question"])
         page.click("#ask")
         page.wait_for_timeout(stop_at * 1000)
-        said = lambda text, done="false": (f"() => {done} || (document.querySelector('#status [data-kind=\"stopped\"]')"
-                                           f" && document.querySelector('#status').innerText.includes('{text}'))")
+        kind = "document.querySelector('#status [data-kind]').dataset.kind"
         t0 = time.perf_counter()
         page.click("#stop")
-        page.wait_for_function(said("stop", "!!document.querySelector('#status [data-kind=\"done\"]')"),
-                               timeout=60_000, polling=50)
+        page.wait_for_function(f"() => ['stopped', 'done'].includes({kind})", timeout=60_000, polling=50)
         shown = time.perf_counter() - t0
         if page.query_selector('#status [data-kind="done"]'):
             return {"question": item["question"], "stopped": False}
-        page.wait_for_function(said("stopped after"), timeout=timeout_s * 1000, polling=50)
+        page.wait_for_function(f"() => {kind} === 'stopped' && "   # the final line, once the call has ended
+                               "document.querySelector('#status').innerText.includes('stopped after')",
+                               timeout=timeout_s * 1000, polling=50)
         ended = time.perf_counter() - t0
         had = len(page.query_selector_all("#answer [data-sentence]"))
         page.evaluate(OBSERVE_JS)
@@ -172,7 +173,7 @@ def time_stop(browser, url, item, stop_at=5.0, timeout_s=900):
     return {"question": item["question"], "stopped": True, "gold": item["answer"], "stop_at_s": stop_at,
             "stopped_shown_s": round(shown, 2), "call_ended_s": round(ended, 2), "sentences_when_stopped": had,
             "next_done_s": round(log["first"]["end"] / 1000, 1), "next_end": log["end"], "next_answer": said_text,
-            "next_right": bool(exact_match(said_text, item) or f1(said_text, item) >= 0.5)}
+            "next_right": answer_check.right(said_text, item)}
 
 
 def p50(xs):

@@ -25,7 +25,8 @@ from pathlib import Path
 import harness
 from citations import summarize
 from generate import DEFAULT_STYLE
-from grading.figures import DRAWN, NUM, check_retrieval, check_router, close, differences, whole, whose
+from grading.figures import (DRAWN, NUM, check_retrieval, check_router, close, differences, sampled_ids, whole,
+                             whose)
 from lab.answers import exact_match, f1, normalize_answer
 from retrieve import draw_seed, sample_golden
 from verify_citations import ROW_TIMING
@@ -112,14 +113,6 @@ def implied_status(r):
     if r["error"] or r["idk"]:
         return "failed" if r["error"] else "idk"
     return "unverified" if not r["supported"] else "verified" if r["supported"] == r["sentences"] else "partly verified"
-
-
-def sampled_ids(golden, n, student=""):
-    """The question lists a script sampling n golden questions evaluates, in `student`'s draw: of all types, or of
-    one (--split)."""
-    seed = draw_seed(student)
-    return [[g["id"] for g in sample_golden([g for g in golden if kind in ("all", g["type"])], n, seed)]
-            for kind in ("all", "single", "multi")]
 
 
 def row_checks(data, rows, course, optional=()):

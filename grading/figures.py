@@ -122,16 +122,23 @@ def whose(course):
         else f"the course's golden set (the default draw: {DRAW_ENV} unset)"
 
 
+def sampled_ids(golden, n, student=""):
+    """The question lists a script sampling n golden questions evaluates, in `student`'s draw: of all types, of
+    single-hop or of multi-hop ones (--split, router_eval.py's modes)."""
+    seed = draw_seed(student)
+    return [[g["id"] for g in sample_golden([g for g in golden if kind in ("all", g["type"])], n, seed)]
+            for kind in ("all", "single", "multi")]
+
+
 def router_draws(routes, rows, course):
     """router_eval.py's sampled questions against the student's draw: each mode's rows the first multi-hop questions
     of it, the LLM router's the first questions. Checked when the file routed the whole golden set (no --split)."""
     if len(routes.get("learned") or {}) != len(course.golden):
         return []
-    seed, multi = draw_seed(getattr(course, "student", "")), [g for g in course.golden if g["type"] == "multi"]
-    want = lambda pool, n: [g["id"] for g in sample_golden(pool, n, seed)]
+    drawn = lambda n: sampled_ids(course.golden, n, getattr(course, "student", ""))   # [all, single, multi]
     out = [f"rows.{m}: its {len(rs)} questions are not the ones {DRAWN} {whose(course)}" for m, rs in rows.items()
-           if [r["id"] for r in rs] != want(multi, len(rs))]
-    if "llm" in routes and list(routes["llm"]) != want(course.golden, len(routes["llm"])):
+           if [r["id"] for r in rs] != drawn(len(rs))[2]]
+    if "llm" in routes and list(routes["llm"]) != drawn(len(routes["llm"]))[0]:
         out.append(f"routes.llm: its {len(routes['llm'])} questions are not the ones {DRAWN} {whose(course)}")
     return out
 

@@ -13,8 +13,6 @@ RAG_TEST_ARTIFACTS=results pytest tests/test_app.py).
 import json
 import os
 import re
-import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -30,7 +28,7 @@ import llm
 import multihop
 import page
 import patterns
-from experiments.bench_page import OBSERVE_JS
+from experiments.bench_page import CHROMIUM, CHROMIUM_ARGS, OBSERVE_JS, free_port
 from generate import IDK
 from lab import cache, steps
 from live import Live
@@ -52,9 +50,6 @@ HELD = threading.Event()         # set when the scripted model starts waiting fo
 pytestmark = pytest.mark.filterwarnings("ignore:'future.no_silent_downcasting'",
                                         "ignore:The copy keyword is deprecated")
 SOURCE = re.compile(r'<source id="(S\d+)" title="([^"]*)">(.*?)</source>', re.S)
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
 def scripted_reply(messages, schema):
@@ -98,12 +93,6 @@ def scripted_reply(messages, schema):
 
 def scripted():
     return llm.use_model(llm.ScriptedModel(scripted_reply))
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def chips(page_html):
