@@ -21,7 +21,7 @@ from citations import print_checked, question_row, summarize, verify
 from generate import DEFAULT_STYLE, check_question, generate
 from lab import steps
 from lab.cache import Cache, keyed, module_of, write_json
-from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, eval_items, labels
+from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, eval_items, labels, recording
 from vector_index import CorpusError, fingerprint
 
 HERE = Path(__file__).parent
@@ -56,13 +56,14 @@ def row_key(answer, item):
 
 def cached_answer(name, answer_fn, item, settings=None, fresh=False):
     """{"result": answer_fn(question), "cost"}: cached under answer_key() in Cache("answers"), so every script
-    that judges the same answers (evaluate, disputes.py) asks the model for them once."""
+    that judges the same answers (evaluate, disputes.py) asks the model for them once. The result carries the
+    retrievals the answer made (retrieve.recording), which its row keeps."""
     answers, key = Cache.shared("answers"), answer_key(name, answer_fn, settings, item)
     kept = None if fresh else answers.get(key)
     if kept is None:
-        with llm.counting() as cost:
+        with llm.counting() as cost, recording() as retrievals:
             result = answer_fn(item["question"])
-        kept = {"result": result, "cost": dict(cost)}
+        kept = {"result": {**result, "retrievals": retrievals}, "cost": dict(cost)}   # grading/drift.py re-runs them
         try:
             answers.put(key, kept)
         except TypeError:  # a result that is not JSON (none of the lab's) is just not kept

@@ -36,6 +36,8 @@ The methods (`method=`):
 items with a decomposition, every hop's): supporting-doc recall counts a document whose shown chunk is the wrong one.
 """
 import argparse
+import contextlib
+import contextvars
 import functools
 import hashlib
 import json
@@ -52,7 +54,7 @@ from bm25_baseline import BM25, doc_index, search as bm25_doc_search
 from lab.answers import normalize_answer
 from lab.documents import where
 from lab import links
-from lab.cache import write_json
+from lab.cache import portable, write_json
 from vector_index import (CORPUS_DIR, DEFAULT_CHUNKER, CHUNKERS, DEMO_QUESTION, CorpusError, build_index, embed,
                           get_all, get_collection, warn)
 
@@ -238,8 +240,31 @@ def retrieve_chunks(query, k=4, depth=12, corpus=CORPUS_DIR, chunker=DEFAULT_CHU
     """Question -> k passages, each {id: 'S1', chunk_id, doc, title, text, score, dense, bm25, found_by}, and
     where ('handbook.pdf p. 12 · Admissions') when the chunk has a page or a section.
 
-    `qvec` is the query's embedding when the caller has it already (batch evaluation)."""
-    return get_retriever(corpus, chunker).retrieve(query, k, depth, method, qvec)
+    `qvec` is the query's embedding when the caller has it already (batch evaluation). Inside recording(), the
+    call and the chunks it found are logged."""
+    found = get_retriever(corpus, chunker).retrieve(query, k, depth, method, qvec)
+    if (log := _RECORDING.get()) is not None:
+        log.append({"query": query, "k": k, "depth": depth, "method": method, "chunker": chunker,
+                    "corpus": portable(str(corpus)), "chunks": [p["chunk_id"] for p in found]})
+    return found
+
+
+_RECORDING = contextvars.ContextVar("retrievals", default=None)
+
+
+@contextlib.contextmanager
+def recording():
+    """Every retrieve_chunks() call made in the block (this thread), logged: {query, k, depth, method, chunker,
+    corpus (relative inside the repository), chunks: [chunk ids]}. What a pattern that writes its own queries
+    retrieved, so a grader can re-run each query (grading/drift.py).
+        with recording() as log:
+            answer = flare_answer(question)   # log: [{"query": question, "k": 4, ...}, {"query": "...", ...}]"""
+    log = []
+    token = _RECORDING.set(log)
+    try:
+        yield log
+    finally:
+        _RECORDING.reset(token)
 
 
 def load_golden(path=GOLDEN):

@@ -44,7 +44,8 @@ from generate import generate
 from lab.answers import exact_match, f1
 from lab.cache import Cache, keyed, write_json
 from lab.links import split_of
-from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, doc_recall, eval_items, labels, load_golden, sample_golden
+from retrieve import (CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, doc_recall, eval_items, labels, load_golden, recording,
+                      sample_golden)
 from vector_index import CorpusError, fingerprint
 
 HERE = Path(__file__).parent
@@ -120,7 +121,7 @@ def llm_route(question):
 def run_mode(mode, item, s):
     """One multi question through one mode -> its row (scores and cost)."""
     q, kw, t = item["question"], {"corpus": s["corpus"], "chunker": s["chunker"]}, time.perf_counter()
-    with llm.counting() as cost:
+    with llm.counting() as cost, recording() as retrievals:
         if mode == "single":
             r = generate(q, k=s["final_k"], **kw)
         elif mode == "chain":
@@ -133,6 +134,9 @@ def run_mode(mode, item, s):
             "recall": doc_recall(r["passages"], item["supporting_docs"]),
             "recall_all": doc_recall(r.get("retrieved", r["passages"]), item["supporting_docs"]),
             "llm_calls": cost["calls"], "seconds": time.perf_counter() - t, "fallback": r.get("fallback"),
+            # what a grader re-checks with no model (grading/drift.py): the reply, the passages, the retrievals
+            "written": r.get("written", r["answer"]), "chunk_ids": [p["chunk_id"] for p in r["passages"]],
+            "retrieved_ids": [p["chunk_id"] for p in r.get("retrieved", r["passages"])], "retrievals": retrievals,
             # the retrievals and hops, so merge policies can be compared offline from the cached rows
             "steps": [{k: v for k, v in st.items()
                        if k in ("step", "hop", "n", "query", "chunks", "answer", "source", "retry")}

@@ -12,23 +12,33 @@
 
     why = honest("verify_citations.py", row, item, course, chunks, method="json")   # [] -> honest drift, or why not
 
-A row that fails one says which. The rows checked so are those whose passages one retrieval made, with no model
-in it (retrieval_of): verify_citations.py's, benchmark.py's of a pattern with one retrieval (patterns.Pattern's
-`retrieval`), and the pattern scripts' plain `generate` rows. The others (patterns that ask the model on the way,
-router_eval.py's) say "not checked" and lose as before.
+A row that fails one says which. How check 1 is made depends on how the row's passages were found:
+- one retrieval with no model in it (retrieval_of): verify_citations.py's rows, benchmark.py's of a pattern with
+  one retrieval (patterns.Pattern's `retrieval`), the pattern scripts' plain `generate` rows: the question is
+  retrieved again;
+- queries the model wrote on the way (iterative, FLARE, Self-RAG, CRAG, chain and parallel, the smart router):
+  each retrieval the row records (`retrievals`: retrieve.recording(), kept by harness.cached_answer) is re-run, and
+  every passage it was given must be among what they retrieve here (CRAG's web stand-in's in its own folder);
+- GraphRAG's graph (graph_local, graph_global, graphrag.py's graphrag-auto): the graph is the model's own extraction,
+  so its lookups cannot be re-run apart from the model; check 1 is left out (claims already ask that each passage
+  be a corpus chunk) and a community summary as a passage leaves the row "not checked";
+- router_eval.py's rows carry no verdicts: checks 1 (its recorded retrievals), 3 (EM, F1 and the two recalls) and 4.
+A row with no `retrievals` (written before rows kept them) says "not checked" and loses as before.
 Not handled: a wrong row whose sentence states the golden answer, cited to a passage that does state it, passes
-every check here (it is what an honest right answer looks like): the sampled re-run is what can catch it, with the
-chance reference.escape() prints.
+every check here (it is what an honest right answer looks like), and a pattern row's recorded queries are the
+model's: one written to find the passage that states the answer is not told from an honest one. The sampled
+re-run is what can catch them, with the chance reference.escape() prints.
 """
 import answer_check
 import citations
 import llm
 import patterns
 from generate import IDK, trim_passage
-from grading.claims import row_claims
+from grading.claims import OUTSIDE, row_claims
 from lab import spans
+from lab.cache import ROOT
 from lab.answers import exact_match, f1
-from retrieve import DEFAULT_CHUNKER, retrieve_chunks
+from retrieve import DEFAULT_CHUNKER, doc_recall, retrieve_chunks
 from vector_index import CorpusError, build_index
 
 def retrieval_of(script, method):
@@ -40,21 +50,68 @@ def retrieval_of(script, method):
     return getattr(patterns.PATTERNS.get(method), "retrieval", None) if script == "benchmark.py" else None
 
 
+GRAPH = ("graph_local", "graph_global", "graphrag-auto")   # rows whose passages the model-built graph chose
 _BUILT = set()   # (corpus, chunker) whose index this grading run has built or brought up to date
 
 
+def retrieved(query, k, corpus, chunker, method="fused", depth=12):
+    """retrieve_chunks here, the index built first (once per run: incremental, seconds when it is there)."""
+    if (str(corpus), chunker) not in _BUILT:
+        build_index(corpus, chunker)
+        _BUILT.add((str(corpus), chunker))
+    return retrieve_chunks(query, k, depth, corpus=corpus, chunker=chunker, method=method)
+
+
 def retrieval(row, question, course, chunker, method="fused"):
-    """(problems, {chunk id: passage as retrieved here}) of check 1; the course corpus's index is built first (once
-    per run: incremental, seconds when it is there)."""
-    if (course.corpus, chunker) not in _BUILT:
-        build_index(course.corpus, chunker)
-        _BUILT.add((course.corpus, chunker))
+    """(problems, {chunk id: passage as retrieved here}) of check 1 for a row one retrieval of its question made."""
     have = [s["chunk_id"] for s in row["sources"]]
-    found = {p["chunk_id"]: p for p in retrieve_chunks(question, len(have), corpus=course.corpus, chunker=chunker,
-                                                       method=method)}
+    found = {p["chunk_id"]: p for p in retrieved(question, len(have), course.corpus, chunker, method)}
     missing = [c for c in have if c not in found]
     return ([f"its passages are not what its question retrieves here: {', '.join(missing[:3])} not among the "
              f"{len(found)} retrieved"] if missing else []), found
+
+
+def folder_of(recorded, course):
+    """The folder a recorded retrieval searched, here: a folder of this repository it names (CRAG's web stand-in),
+    else the course corpus. -> (folder, chunk id prefix: "web:" for the stand-in, as web_search.local_search)."""
+    inside = ROOT / recorded if isinstance(recorded, str) and not recorded.startswith("/") else None
+    if inside and inside.is_dir() and inside.resolve() != ROOT.resolve() and \
+            inside.resolve() != (ROOT / course.corpus).resolve():
+        return inside, "web:"
+    return course.corpus, ""
+
+
+def recorded(row, course, chunker, have):
+    """(problems, {chunk id: passage}) of check 1 for a row whose retrievals are recorded (the queries a pattern
+    wrote on the way): each is re-run here; the chunk IDs `have` must be among what they find. None: no record."""
+    log = row.get("retrievals")
+    if not isinstance(log, list) or not log or not all(isinstance(r, dict) and isinstance(r.get("query"), str)
+                                                      for r in log):
+        return None
+    found = {}
+    for r in log:
+        folder, prefix = folder_of(r.get("corpus"), course)
+        try:
+            hits = retrieved(r["query"], int(r.get("k", 4)), folder, r.get("chunker") or chunker,
+                             r.get("method") or "fused", int(r.get("depth", 12)))
+        except (ValueError, TypeError) as e:
+            return [f"its recorded retrieval {r['query'][:60]!r} cannot be re-run: {e}"], found
+        for p in hits:
+            found.setdefault(prefix + p["chunk_id"], {**p, "chunk_id": prefix + p["chunk_id"]})
+    missing = [c for c in have if c not in found]
+    return ([f"its passages are not what its {len(log)} recorded retrievals find here: {', '.join(missing[:3])} "
+             f"not among the {len(found)} found"] if missing else []), found
+
+
+def corpus_passages(row, chunks, chunker):
+    """{chunk id: passage} of a row's passages read from the course corpus (for the judge, when no retrieval can be
+    re-run: GraphRAG's rows)."""
+    out = {}
+    for s in row["sources"]:
+        doc = s["chunk_id"].rpartition("#")[0]
+        if (text := chunks.text(s["chunk_id"], chunker)) is not None:
+            out[s["chunk_id"]] = {"chunk_id": s["chunk_id"], "doc": doc, "title": chunks.docs[doc].title, "text": text}
+    return out
 
 
 def score(row, item):
@@ -65,10 +122,13 @@ def score(row, item):
             if k in row and (abs(row[k] - v) > 1e-9 if isinstance(v, float) else bool(row[k]) != v)]
 
 
-def own_words(row, question):
-    """Problems of check 4: the short answer generate() makes of the recorded reply."""
+def own_words(row, question, strict=True):
+    """Problems of check 4: the short answer generate() makes of the recorded reply. Not strict: a pattern that
+    writes its answer itself (FLARE, Self-RAG) records the answer as its reply."""
     if not isinstance(row.get("written"), str):
         return ["it records no reply (`written`) to derive its short answer from"]
+    if not strict and row["written"] == row["answer"]:
+        return []
     spelled = row.get("spelled")
     want = IDK if row.get("idk") else spelled["name"] if isinstance(spelled, dict) and spelled.get("name") \
         else spans.answer_span(question, row["written"])
@@ -93,25 +153,53 @@ def judged(row, question, found):
             for c, ok in mine["precise"].items() if ok and not v["precise"].get(c)]
 
 
+def router_row(row, item, course, chunker):
+    """Checks 1, 3 and 4 of a router_eval.py row (it carries no verdicts)."""
+    if row.get("error") or not isinstance(row.get("chunk_ids"), list) or not isinstance(row.get("retrieved_ids"), list):
+        return ["not checked: it records no passages (an older row, or one that failed)"]
+    docs = lambda ids: [{"doc": c.rpartition("#")[0]} for c in ids]
+    want = {"em": exact_match(row["answer"], item), "f1": f1(row["answer"], item),
+            "recall": doc_recall(docs(row["chunk_ids"]), item["supporting_docs"]),
+            "recall_all": doc_recall(docs(row["retrieved_ids"]), item["supporting_docs"])}
+    problems = [f"{k} {row.get(k)!r}, its answer and passages score {v!r}" for k, v in want.items()
+                if not isinstance(row.get(k), (int, float)) or abs(row[k] - v) > 1e-9]
+    if not set(row["chunk_ids"]) <= set(row["retrieved_ids"]):
+        problems.append("its passages are not among what it says it retrieved")
+    problems = problems or own_words(row, item["question"], strict=False)
+    if problems:
+        return problems
+    found = recorded(row, course, chunker, row["retrieved_ids"])
+    return ["not checked: it records no retrievals (an older row)"] if found is None else found[0]
+
+
 def honest(script, row, item, course, chunks, chunker=DEFAULT_CHUNKER, method=None):
     """[] when a differing row (of `method`: its pattern or style) passes checks 1-5 (honest drift), else the
     reasons (the first failed check's)."""
-    how = retrieval_of(script, method)
-    if how is None:
-        return [f"not checked: {script}'s {method} rows were not made by one retrieval, which check 1 needs"]
     if item is None:
         return ["not checked: its question is not in the course's golden file"]
+    if script == "router_eval.py":
+        return router_row(row, item, course, chunker)
+    how = retrieval_of(script, method)
     claimed = row_claims(row, item, chunks, chunker)
     if claimed is None:
         return ["not checked: it carries no verdicts and passages (an older row)"]
     if claimed:
         return claimed
-    question = item["question"]
-    for problems in (score(row, item), own_words(row, question)):
+    question, have = item["question"], [s["chunk_id"] for s in row["sources"]]
+    for problems in (score(row, item), own_words(row, question, strict=how is not None)):
         if problems:
             return problems
     try:
-        problems, found = retrieval(row, question, course, chunker, how)
+        if how is not None:
+            problems, found = retrieval(row, question, course, chunker, how)
+        elif method in GRAPH:
+            if any(OUTSIDE.match(c) for c in have):
+                return [f"not checked: a {method} row cites the graph's own summaries, which only the model re-makes"]
+            problems, found = [], corpus_passages(row, chunks, chunker)
+        elif (made := recorded(row, course, chunker, have)) is not None:
+            problems, found = made
+        else:
+            return [f"not checked: its {method} row records no retrievals (an older row)"]
     except CorpusError as e:
         return [f"not checked: its question could not be retrieved here: {e}"]
     return problems or judged(row, question, found)

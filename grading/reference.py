@@ -20,15 +20,29 @@ A file keeps its points only when each of its differing rows was re-run and repr
 and was not re-run (--rerun too small, the budget spent, a row no pattern re-makes, router_eval.py's rows) costs
 the file as one that did not reproduce. escape() is the chance that k fabricated rows among the n the reference
 cannot check all escape r rows re-run at random (hypergeometric).
+The course's reference for every student's draw (run once by the instructor; the lab's caches make a second run
+0 model calls, and a file already made is kept, so an interrupted build resumes):
+
+    python -m grading.reference --build REF --dry-run            # what it would run, and its model time estimated
+    python -m grading.reference --build REF                      # every graded command on the whole golden pool
+    python -m grading.reference --build REF --students ada,bo    # or on each student's draw only (RAG_STUDENT)
+    python -m grading.grade SUBMISSIONS --reference REF
+
 Not handled: a hand-in that copies the reference rows is "identical" (it is what the course's code makes: who ran
-it is not known); a reference that is not what today's code makes (regenerate it: grading/replay.py shows it).
+it is not known; each student's own draw is what tells a copy); a reference that is not what today's code makes
+(regenerate it: grading/replay.py shows it).
 """
+import argparse
 import json
 import math
+import os
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 from grading.checks import COMPARED, NUM, close, infer_script, row_changes
-from retrieve import DEFAULT_CHUNKER
+from retrieve import DEFAULT_CHUNKER, DRAW_ENV, load_golden
 
 ROOT = Path(__file__).parent.parent   # the repository (this file is in grading/)
 DEFAULT = ROOT / "results"
@@ -181,3 +195,101 @@ def escape_line(rows, drawn):
     ks = sorted({k for k in (1, 3, max(1, n // 4)) if k <= n})
     return (f"{n} row(s) the reference does not hold, {r} of them re-run at random: k fabricated rows among them "
             f"escape with P = " + ", ".join(f"{escape(n, k, r):.2f} (k={k})" for k in ks))
+
+
+# ---- the course's reference, built ----
+
+SIZES = ("--limit", "--eval", "--router-limit")   # the graded commands' sample sizes: 0 is every question
+
+
+def reference_command(command, target, pool):
+    """A rubric week's command writing its JSON to `target`; pool: every size flag 0 (benchmark.py's default
+    --limit too), so it runs the whole golden pool. ("python flare.py --eval 20 --json x", Path("R/f.json"), True)
+    -> ['flare.py', '--eval', '0', '--json', 'R/f.json']"""
+    words = shlex.split(command)[1:]   # the script and its flags, without "python"
+    out = []
+    for n, w in enumerate(words):
+        prev = words[n - 1] if n else None
+        out.append(str(target) if prev == "--json" else "0" if pool and prev in SIZES and w.isdigit() else w)
+    if "--json" not in words:
+        out += ["--json", str(target)]
+    if pool and words and words[0] == "benchmark.py" and "--limit" not in words:
+        out += ["--limit", "0"]
+    return out
+
+
+def model_minutes(week, reference, pool):
+    """The model time a week's command would take on the whole pool, from the committed reference file's recorded
+    seconds per question (answer, judge and check), scaled to the pool's questions of the kinds it holds (single,
+    multi); None when it records none."""
+    try:
+        data = json.loads((reference / Path(week["file"]).name).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    rows = [r for _, r in file_rows(data, week["script"])]
+    ids, kinds = {r["id"] for r in rows}, {g["type"] for g in pool if g["id"] in {r["id"] for r in rows}}
+    spent = sum(r.get(k) or 0 for r in rows for k in TIMING)
+    return spent / len(ids) * sum(g["type"] in kinds for g in pool) / 60 if ids and spent else None
+
+
+def build(out, rubric, students=(), weeks=None, dry=False, reference=DEFAULT, golden=None):
+    """Run each graded command for the course's reference, into `out`: on the whole golden pool (no students), or
+    once per student on their draw, as `<student>.<file>` (retrieve.py's report, which evaluates every question,
+    once). A file already there is kept. Returns the exit code."""
+    from retrieve import GOLDEN
+    pool = load_golden(golden or GOLDEN)
+    out.mkdir(parents=True, exist_ok=True)
+    total, failed = 0.0, 0
+    for w in rubric["weeks"]:
+        if weeks and str(w["week"]) not in weeks or not w.get("command"):
+            continue
+        for who in students if students and w["script"] != "retrieve.py" else [None]:   # retrieve.py: every question
+            name = Path(w["file"]).name
+            target = out / (name if who is None else f"{who}.{name}")
+            cmd = reference_command(w["command"], target, who is None)
+            minutes = model_minutes(w, reference, pool) if who is None else None
+            total += minutes or 0
+            shown = (f"{DRAW_ENV}={who} " if who else "") + "python " + shlex.join(cmd)
+            if target.exists():
+                print(f"kept {target} (made before): {shown}")
+                continue
+            print(f"$ {shown}" + (f"   (~{minutes / 60:.1f} h of model time, from {name}'s recorded seconds)"
+                                  if minutes else ""), flush=True)
+            if dry:
+                continue
+            env = {**os.environ, DRAW_ENV: who or ""}
+            code = subprocess.run([sys.executable, *cmd], cwd=ROOT, env=env).returncode
+            if code:
+                failed += 1
+                target.unlink(missing_ok=True)   # a half-made file is not a reference: the next build makes it
+                print(f"reference: {shown} failed (exit {code}); the others go on", file=sys.stderr)
+    if students == () and total:
+        print(f"whole pool ({len(pool)} questions): ~{total / 60:.0f} h of model time on this machine's recorded "
+              f"speed, one question at a time")
+    return 1 if failed else 0
+
+
+def main(argv=None):
+    from grading.handin import RUBRIC, rubric_problems
+    ap = argparse.ArgumentParser(description="Build the course's reference run: every graded command, on the whole "
+                                             "golden pool or on each student's draw, into one folder for grade.py.")
+    ap.add_argument("--build", type=Path, required=True, metavar="DIR", help="where the reference files go")
+    ap.add_argument("--students", help="comma-separated student ids: each one's draw only (default: the whole pool)")
+    ap.add_argument("--weeks", help="comma-separated rubric weeks to build (default: all)")
+    ap.add_argument("--rubric", type=Path, default=RUBRIC, help="the graded commands (rubric.json)")
+    ap.add_argument("--golden", type=Path, help="the golden file (default: golden.json)")
+    ap.add_argument("--dry-run", action="store_true", help="print the commands and the model time, run nothing")
+    args = ap.parse_args(argv)
+    try:
+        rubric = json.loads(args.rubric.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        sys.exit(f"reference: cannot read the rubric {args.rubric}: {e}")
+    if problems := rubric_problems(rubric):
+        sys.exit(f"reference: rubric {args.rubric}: {'; '.join(problems)}")
+    students = tuple(s.strip() for s in (args.students or "").split(",") if s.strip())
+    weeks = {w.strip() for w in args.weeks.split(",")} if args.weeks else None
+    sys.exit(build(args.build, rubric, students, weeks, args.dry_run, golden=args.golden))
+
+
+if __name__ == "__main__":
+    main()

@@ -29,7 +29,8 @@ import judge
 import llm
 import retrieve
 import verify_citations
-from grading import checks, figures, grade, handin, reference, rerun
+from grading import checks, drift, figures, grade, handin, reference, rerun
+from grading.claims import Chunks
 from lab import cache
 from test_benchmark import GENERATE_SYSTEM, SCRIPTED_MODEL
 
@@ -677,3 +678,76 @@ def test_router_eval_s_sampled_questions_are_the_student_s_draw():
     assert figures.router_draws(data["routes"], data["rows"], course) == []
     theirs = figures.router_draws(data["routes"], data["rows"], course.of("alice"))
     assert len(theirs) == len(data["rows"]) + 1 and all("alice's draw" in p for p in theirs)
+
+
+def test_rows_of_patterns_that_write_their_own_queries_drift_honestly_by_their_recorded_retrievals(
+        lab, corpus, golden_path, tmp_path):
+    """A pattern that asks the model for queries on the way (iterative) records each retrieval in its row; the grader
+    re-runs them. A differing row whose passages they find keeps its points; one given a passage none of them finds
+    (a corpus chunk, its text true, picked by hand) does not."""
+    with llm.use_model(SCRIPTED_MODEL()):
+        benchmark.main(["--corpus", str(corpus), "--golden", str(golden_path), "--limit", "2", "--patterns",
+                        "iterative", "--json", str(tmp_path / "benchmark.json")])
+    data = json.loads((tmp_path / "benchmark.json").read_text())
+    course = handin.Course(corpus, golden_path, "scripted", "-")
+    chunks, gold = Chunks(corpus), {g["id"]: g for g in json.loads(golden_path.read_text())}
+    row = data["rows"]["iterative"][0]
+    assert row["retrievals"] and all(r["chunks"] for r in row["retrievals"])
+    with llm.use_model(SCRIPTED_MODEL()):
+        assert drift.honest("benchmark.py", row, gold[row["id"]], course, chunks, method="iterative") == []
+        found = {c for r in row["retrievals"] for c in r["chunks"]}
+        chunks.of(row["sources"][0]["chunk_id"].rpartition("#")[0], "titled")   # chunks.docs read
+        every = sorted(c for d in chunks.docs for c in chunks.of(d, "titled")[0])
+        other = next(c for c in every if c not in found)
+        fake = json.loads(json.dumps(row))
+        fake["sources"][0].update(chunk_id=other, sha=citations.text_sha(chunks.text(other, "titled")))
+        fake["chunk_ids"][0] = other
+        why = drift.honest("benchmark.py", fake, gold[row["id"]], course, chunks, method="iterative")
+    assert why and "recorded retrievals find here" in why[0], why
+    with llm.use_model(SCRIPTED_MODEL()):   # GraphRAG's passages come from the model's graph: check 1 is left out
+        assert drift.honest("benchmark.py", fake, gold[row["id"]], course, chunks, method="graph_local") == []
+    old = {k: v for k, v in row.items() if k != "retrievals"}
+    assert "records no retrievals" in drift.honest("benchmark.py", old, gold[row["id"]], course, chunks,
+                                                   method="iterative")[0]
+
+
+def test_router_eval_rows_drift_honestly_and_edited_ones_do_not(corpus, golden_path):
+    """router_eval.py's rows carry no verdicts: their answer, scores, passages and recorded retrievals are checked."""
+    import router_eval
+    course = handin.Course(corpus, golden_path, "scripted", "-")
+    item = next(g for g in json.loads(golden_path.read_text()) if g["type"] == "multi")
+    s = {"corpus": str(corpus), "chunker": "titled", "final_k": 4, "k": 3, "max_hops": 2}
+    with llm.use_model(SCRIPTED_MODEL()):
+        row = {**router_eval.run_mode("iterative", item, s), "source": item["source"], "id": item["id"]}
+        row = json.loads(json.dumps(row))
+        assert len(set(row["retrieved_ids"])) > 1 and row["retrievals"]
+        assert drift.honest("router_eval.py", row, item, course, None, method="iterative") == []
+        for change, why in (({"f1": 1.0 - row["f1"]}, "f1 "), ({"retrieved_ids": row["retrieved_ids"][:1]},
+                                                              "not among what it says it retrieved"),
+                            ({"retrievals": [{**row["retrievals"][0], "k": 1}]}, "recorded retrievals")):
+            got = drift.honest("router_eval.py", {**row, **change}, item, course, None, method="iterative")
+            assert got and why in " ".join(got), (change, got)
+
+
+def test_the_reference_build_runs_each_graded_command_on_the_pool_or_each_student_s_draw(tmp_path, capsys):
+    """grading.reference --build: the whole pool sets every sample size to 0 (benchmark.py's default too); per
+    student, each command runs under RAG_STUDENT into <student>.<file>, retrieve.py's report once; a file already
+    made is kept."""
+    cmd = reference.reference_command
+    assert cmd("python flare.py --eval 20 --json results/flare_eval.json", tmp_path / "f.json", True) == [
+        "flare.py", "--eval", "0", "--json", str(tmp_path / "f.json")]
+    assert cmd("python retrieve.py --eval --json results/retrieval.json", tmp_path / "r.json", True) == [
+        "retrieve.py", "--eval", "--json", str(tmp_path / "r.json")]
+    assert cmd("python benchmark.py", tmp_path / "b.json", True) == ["benchmark.py", "--json", str(tmp_path / "b.json"),
+                                                                    "--limit", "0"]
+    assert cmd("python router_eval.py --limit 50 --router-limit 60", tmp_path / "x.json", False)[1:5] == [
+        "--limit", "50", "--router-limit", "60"]
+    rubric = json.loads((ROOT / "rubric.json").read_text())
+    (tmp_path / "ada.flare_eval.json").write_text("{}")
+    assert reference.build(tmp_path, rubric, ("ada", "bo"), {"2", "7"}, dry=True) == 0
+    said = capsys.readouterr().out
+    assert said.count("retrieve.py --eval") == 1 and "RAG_STUDENT=bo python flare.py --eval 20" in said
+    assert f"kept {tmp_path / 'ada.flare_eval.json'}" in said and "RAG_STUDENT=ada python crag.py" in said
+    assert reference.build(tmp_path / "pool", rubric, (), {"4"}, dry=True) == 0
+    said = capsys.readouterr().out
+    assert "verify_citations.py --limit 0" in said and "h of model time" in said
