@@ -121,7 +121,9 @@ def grade_student(path, course, rubric, reruns, args, model_ok, student=""):
         bad = claimed[path]["problems"]
         gone[path] = lost(rs, done) + ([f"{len(bad)} problem(s) with what its rows claim (checked with no model "
                                         f"call): " + "; ".join(bad[:3])] + bad[3:20] if bad else [])
-        facts[path] = {**tally(rs, done), "claims": {k: v if k != "problems" else len(v)
+        gains = sum(r["class"] == "drift" and bool(r["row"].get("right")) and not (r["ref"] or {}).get("right")
+                    for r in rs)   # what a wrong row made right, citing a passage that states the answer, looks like
+        facts[path] = {**tally(rs, done), "gains": gains, "claims": {k: v if k != "problems" else len(v)
                                                      for k, v in claimed[path].items()},
                        "escape": escape_line(rs, {(m, i) for f, m, i in made["drawn"] if f == path})}
     for c in checked:   # questions that are not this student's draw: another's run handed in, the week goes
@@ -166,7 +168,8 @@ def rows_line(path, f):
     return (f"{path} ({sum(f[k] for k in CLASSES)} rows): identical {f['identical']}, within tolerance "
             f"{f['within']}, differed and reproduced {f['reproduced']}, differed and did not reproduce "
             f"{f['not reproduced']}, differed and not re-run {f['not re-run']}, differed as honest drift "
-            f"{f['drift']}, not checked {f['unchecked']}; "
+            f"{f['drift']}" + (f" ({f['gains']} right where the reference is wrong: worth a look)" if f.get("gains")
+                               else "") + f", not checked {f['unchecked']}; "
             f"claims checked on {c['checked']} rows: {c['problems']} problem(s)"
             + (f", {c['without']} rows carry none" if c["without"] else "") + f"; {f['escape']}")
 

@@ -76,11 +76,11 @@ def make_results(corpus, golden, results):
                     "--json", str(results / "benchmark.json")])
 
 
-def hand_in(lab, corpus, subs, student, files=None, name=None, golden=None):
+def hand_in(lab, corpus, subs, student, files=None, name=None, golden=None, model=None):
     """handin.py on the given results files (default: the correct ones) -> the archive, in the folder subs."""
     files = files or [lab["results"] / n for n in ("retrieval.json", "citations.json", "benchmark.json")]
     out = subs / (name or f"handin-{student}.tar.gz")
-    with llm.use_model(SCRIPTED_MODEL()):
+    with llm.use_model(model or SCRIPTED_MODEL()):
         handin.main([*map(str, files), "--student", student, "--out", str(out), "--corpus", str(corpus),
                      "--golden", str(golden or lab["golden"])])
     return out
@@ -399,7 +399,7 @@ def test_honest_drift_keeps_its_points_and_fabricated_rows_do_not(lab, corpus, g
     gold = {g["id"]: g for g in json.loads(golden_path.read_text())}
     ref = shutil.copytree(lab["results"], tmp_path / "ref")
     data = json.loads((ref / "citations.json").read_text())
-    data["rows"]["json"][0].update(answer="Corran", em=0.0, f1=0.0)   # the reference's row, made on another machine
+    data["rows"]["json"][0].update(answer="Corran", em=0.0, f1=0.0, right=False)   # the reference's, made elsewhere
     (ref / "citations.json").write_text(json.dumps(data))
     bench = json.loads((ref / "benchmark.json").read_text())
     assert {"seed", "single"} <= set(bench["rows"])
@@ -409,6 +409,8 @@ def test_honest_drift_keeps_its_points_and_fabricated_rows_do_not(lab, corpus, g
     hand_in(lab, corpus, tmp_path / "honest", "ok")
     r = grade_all(lab, corpus, tmp_path / "honest", rerun=0, reference=ref)[0]["ok"]
     assert not lost(r) and rows_of(r, "citations.json")["drift"] == 1 and rows_of(r, "benchmark.json")["drift"] == 2
+    mine = json.loads((lab["results"] / "citations.json").read_text())["rows"]["json"][0]
+    assert rows_of(r, "citations.json")["gains"] == int(bool(mine["right"]))   # right where the reference is wrong
 
     def right_by_hand(d, smarter=False):
         wrong = [r for r in d["rows"]["json"] if r["em"] == 0 and not r["idk"]]
@@ -704,8 +706,10 @@ def test_rows_of_patterns_that_write_their_own_queries_drift_honestly_by_their_r
         fake["chunk_ids"][0] = other
         why = drift.honest("benchmark.py", fake, gold[row["id"]], course, chunks, method="iterative")
     assert why and "recorded retrievals find here" in why[0], why
-    with llm.use_model(SCRIPTED_MODEL()):   # GraphRAG's passages come from the model's graph: check 1 is left out
-        assert drift.honest("benchmark.py", fake, gold[row["id"]], course, chunks, method="graph_local") == []
+    with llm.use_model(SCRIPTED_MODEL()):   # GraphRAG's passages come from the model's graph: check 1 is left out,
+        assert drift.honest("benchmark.py", row, gold[row["id"]], course, chunks, method="graph_local") == []
+        why = drift.honest("benchmark.py", fake, gold[row["id"]], course, chunks, method="graph_local")
+    assert why and "the grader's judge does not" in why[0], why   # the judge still reads the passage it cites
     old = {k: v for k, v in row.items() if k != "retrievals"}
     assert "records no retrievals" in drift.honest("benchmark.py", old, gold[row["id"]], course, chunks,
                                                    method="iterative")[0]
@@ -751,3 +755,27 @@ def test_the_reference_build_runs_each_graded_command_on_the_pool_or_each_studen
     assert reference.build(tmp_path / "pool", rubric, (), {"4"}, dry=True) == 0
     said = capsys.readouterr().out
     assert "verify_citations.py --limit 0" in said and "h of model time" in said
+
+
+def test_a_hand_in_made_with_another_model_keeps_its_rows_points_and_says_why_it_loses_the_fingerprint(
+        lab, corpus, golden_path, tmp_path):
+    """Answers from another model (an Ollama model's name, a scripted stand-in here): its rows that differ from the
+    reference pass as honest drift, none of whose checks reads the model's name; the fingerprint item of each week
+    is lost, with a line naming both models."""
+    class OtherModel(llm.ScriptedModel):   # a scripted model under an Ollama model's name, not a language model
+        name = "llama3.1:8b"
+    ref = shutil.copytree(lab["results"], tmp_path / "ref")
+    data = json.loads((ref / "citations.json").read_text())
+    data["rows"]["json"][0].update(answer="Corran", em=0.0, f1=0.0)   # the course's answer differs from this model's
+    (ref / "citations.json").write_text(json.dumps(data))
+    mine, other = tmp_path / "mine", OtherModel(SCRIPTED_MODEL().replies)
+    with llm.use_model(other):
+        make_results(corpus, lab["golden"], mine)
+        assert llm.engine_info()["model"] == "llama3.1:8b"
+    hand_in(lab, corpus, tmp_path / "subs", "ollie", [mine / n for n in FILES], model=other)
+    r = grade_all(lab, corpus, tmp_path / "subs", rerun=0, reference=ref)[0]["ollie"]
+    gone = lost(r)
+    assert all(k.endswith(": fingerprints") for k in gone), gone   # valid, recomputed and the bars are kept
+    assert len(gone) == 3   # weeks 2, 4 and 9
+    assert all("'llama3.1:8b', the course's 'scripted'" in v for v in gone.values())
+    assert rows_of(r, "citations.json")["drift"] == 1
