@@ -4,7 +4,8 @@ totals come from its own rows; do sampled rows come out the same when re-run; do
     python -m grading.grade SUBMISSIONS   # a folder: one handin.py archive (.tar.gz, .zip) or folder per student
     python -m grading.grade SUBMISSIONS --rerun 3 --json grades.json
     python -m grading.grade SUBMISSIONS --rubric my_rubric.json --corpus DIR --golden FILE --out DIR
-    python -m grading.grade SUBMISSIONS --rerun 3 --reference DIR   # the course's reference run (default: results/)
+    python -m grading.grade SUBMISSIONS --rerun 3 --reference DIR   # the course's reference run (default: results/;
+                                                                    # python -m grading.reference --build DIR makes one)
 
 Expected output: the course's fingerprints and reference, one line per student (score / max, then a line for every
 item that lost points and a "rows:" line per file: its rows' classes against the reference, its claims, the draw's
