@@ -44,7 +44,7 @@ from grading.checks import DRAWN, check_file
 from grading.claims import Chunks, check as check_claims
 from grading.reference import (CLASSES, DEFAULT as REFERENCE, Reference, classify, escape_line, file_rows, lost,
                                tally)
-from grading.rerun import Reruns, rerun_test
+from grading.rerun import Reruns, rerun_test, scored
 from retrieve import CORPUS_DIR, GOLDEN
 from vector_index import CorpusError
 
@@ -132,6 +132,11 @@ def grade_student(path, course, rubric, reruns, args, model_ok, student=""):
             gone[c["path"]] = [f"its questions are not {student or 'the course'}'s draw of golden questions (a "
                                f"hand-in made for another student): {drawn[0]}"] + gone.get(c["path"], [])
     tests = grade_weeks(rubric, checked, gone={p: g for p, g in gone.items() if g})
+    if rerun_item and (drifted := honest_reruns(made, rows, scripts, course, args)):
+        # a re-run that made the course's answer where the row drifted honestly is not held against it
+        model = [ok or k in drifted for ok, k in zip(made["model"], made["keys"])]
+        score, head = scored(rubric["rerun"], made["retrieval"], model, len(drifted))
+        rerun_item.update(score=score, output="\n".join([head] + rerun_item["output"].splitlines()[1:]))
     tests += [rerun_item] if rerun_item else []
     graded = {c["path"] for c in checked if any(c["script"] == w["script"] for w in rubric["weeks"])}
     extra = [f"{c['path']} ({c['script']}): no rubric week" for c in checked if c["path"] not in graded]
@@ -139,6 +144,21 @@ def grade_student(path, course, rubric, reruns, args, model_ok, student=""):
     notes += [rows_line(p, f) for p, f in facts.items()]
     return {"score": round(sum(t["score"] for t in tests), 2), "tests": tests, "output": "\n".join(notes),
             "extra_data": {"rows": facts}}
+
+
+def honest_reruns(made, rows, scripts, course, args):
+    """The re-run rows that did not reproduce yet pass drift.py's checks (the grader's machine made the course's
+    answer; the student's made another, honestly) -> {(file, method, id)}."""
+    out, by = set(), {(path, r["method"], r["id"]): r for path, rs in rows.items() for r in rs}
+    for key, ok in zip(made.get("keys", ()), made.get("model", ())):
+        r = by.get(key)
+        if ok or key is None or r is None:
+            continue
+        if "drift" not in r:
+            r["drift"] = drift.honest(scripts[key[0]], r["row"], course.by_id.get(r["id"]), course, args.chunks,
+                                      method=r["method"])
+        out |= {key} if not r["drift"] else set()
+    return out
 
 
 def against(checked, files, course, rubric, args):

@@ -183,9 +183,10 @@ def first(differing, n, seed, budget, reruns, specs, price):
 
 def rerun_test(units, reruns, n, seed, spec, model_ok, budget=0):
     """The re-run item of one hand-in -> (score, max score, output lines, {"outcomes": {(file, method, id): True
-    when the re-run reproduced the row}, "drawn": {(file, method, id) of the rows the random draw re-ran}}). Units
+    when the re-run reproduced the row}, "drawn": {(file, method, id) of the rows the random draw re-ran},
+    "retrieval", "model": the outcomes scored() reads, "keys": each model outcome's (file, method, id)}). Units
     whose "class" is "differs" (reference.classify) are re-run first (first()), then the draw (pick())."""
-    lines, retrieval, model, outcomes = [], [], [], {}
+    lines, retrieval, model, keys, outcomes = [], [], [], [], {}
     for u in (u for u in units if u["family"] == "retrieval"):
         report, problem, note = reruns.retrieval(u)
         got, mine = ({r["id"]: r["recall"] for r in report["rows"]} if report else {}), u["data"].get("rows", ())
@@ -239,19 +240,31 @@ def rerun_test(units, reruns, n, seed, spec, model_ok, budget=0):
             groups.setdefault((u["file"], u["method"]), [u["summary"], []])[1].append(row)
         else:
             model.append(ok)
-            outcomes[u["file"], u["method"], u["id"]] = ok
+            keys.append((u["file"], u["method"], u["id"]))
+            outcomes[keys[-1]] = ok
         lines.append(line)
     for (path, style), (summary, rows) in groups.items():
         bad = summary_bounds(summary, [r for r in rows if r]) + (["a re-run failed"] if None in rows else [])
         model.append(not bad)
+        keys.append(None)
         lines.append(f"{'differs' if bad else 'reproduced'}: {path} {style} totals against {len(rows)} re-run "
                      f"question(s) (bounds on its summary)" + (": " + "; ".join(bad) if bad else ""))
     lines += [f"not re-run: {why}" for why in skipped]
+    score, head = scored(spec, retrieval, model)
+    drawn = {(u["file"], u["method"], u["id"]) for u in picked}
+    return score, spec["points"], [head] + lines, {"outcomes": outcomes, "drawn": drawn, "retrieval": retrieval,
+                                                   "model": model, "keys": keys}
+
+
+def scored(spec, retrieval, model, drifted=0):
+    """The re-run item's score and head line from its re-runs' outcomes (True: reproduced): full marks when the
+    retrieval re-runs reproduced and at most the rubric's tolerance share of model rows differ. drifted: rows
+    counted as reproduced because the re-run made the reference's answer and the row passes drift.py's checks."""
     allowed, done = math.floor(spec.get("tolerance", 0) * len(model)), retrieval + model
     full = done and all(retrieval) and model.count(False) <= allowed   # nothing re-run: nothing shown to reproduce
     score = spec["points"] if full else round(spec["points"] * sum(done) / max(1, len(done)), 2)
-    head = (f"{sum(done)} of {len(done)} re-runs reproduced; {allowed} differing model row(s) of {len(model)} allowed "
-            f"(llama.cpp's sums drift across thread counts and builds): a row that differs is worth a look, not proof")
-    drawn = {(u["file"], u["method"], u["id"]) for u in picked}
-    return score, spec["points"], [head if done else "nothing in this hand-in could be re-run"] + lines, {
-        "outcomes": outcomes, "drawn": drawn}
+    head = (f"{sum(done)} of {len(done)} re-runs reproduced" + (
+        f" ({drifted} of them the course's answer where the hand-in's row drifted honestly: drift.py)" if drifted
+        else "") + f"; {allowed} differing model row(s) of {len(model)} allowed (llama.cpp's sums drift across "
+        f"thread counts and builds): a row that differs is worth a look, not proof")
+    return score, head if done else "nothing in this hand-in could be re-run"

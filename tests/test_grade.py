@@ -779,3 +779,26 @@ def test_a_hand_in_made_with_another_model_keeps_its_rows_points_and_says_why_it
     assert len(gone) == 3   # weeks 2, 4 and 9
     assert all("'llama3.1:8b', the course's 'scripted'" in v for v in gone.values())
     assert rows_of(r, "citations.json")["drift"] == 1
+
+
+def test_re_runs_of_honestly_drifted_rows_make_the_course_s_answer_and_do_not_cost_the_re_run_item(
+        lab, corpus, tmp_path):
+    """A hand-in made where the model's numerics differ: a scripted stand-in that writes another short answer than
+    the course's scripted model. Its rows differ from the reference; re-run here they make the reference's answer,
+    not the row's; the rows pass drift.py's checks, so the week and the re-run item keep their points."""
+    def drifting(messages, schema):
+        reply = SCRIPTED_MODEL().replies(messages, schema)
+        if schema and {"sentences", "answer"} <= set(schema.get("properties", {})):
+            return json.dumps({**json.loads(reply), "answer": "Corran"})
+        return reply
+    mine = tmp_path / "mine"
+    with llm.use_model(llm.ScriptedModel(drifting)), cache.moved(rerun.SCRATCH, tmp_path / "cache"):   # its own
+        make_results(corpus, lab["golden"], mine)
+    answers = lambda folder: [r["answer"] for r in json.loads((folder / "citations.json").read_text())["rows"]["json"]]
+    assert answers(mine) != answers(lab["results"])
+    hand_in(lab, corpus, tmp_path / "subs", "drew", [mine / n for n in FILES])
+    r = grade_all(lab, corpus, tmp_path / "subs", rerun=20, reference=lab["results"])[0]["drew"]
+    assert not lost(r), lost(r)
+    head = items_of(r)["re-run"]["output"].splitlines()[0]
+    assert "where the hand-in's row drifted honestly" in head, head
+    assert rows_of(r, "citations.json")["drift"] >= 1
