@@ -109,7 +109,7 @@ def grade_student(path, course, rubric, reruns, args, model_ok, student=""):
     if args.rerun:
         units = [u for c in checked if not c["valid"] for u in c["units"]]
         score, most, lines, made = rerun_test(units, reruns, args.rerun, args.seed, rubric["rerun"], model_ok,
-                                              args.budget)
+                                              args.budget, args.jobs)
         rerun_item = test(rubric["rerun"].get("name", "re-run"), score, most, lines)
     gone, facts, scripts = {}, {}, {c["path"]: c["script"] for c in checked}
     for path, rs in rows.items():
@@ -233,6 +233,10 @@ def main(argv=None):
     ap.add_argument("--budget", type=float, default=120, metavar="S",
                     help="per hand-in, the re-run rows' recorded seconds (answer + judge) may add up to S; the seeded "
                          "draw skips a row that does not fit (default 120; 0: no budget)")
+    ap.add_argument("--jobs", type=int, default=1, metavar="J",
+                    help="re-run J drawn rows at a time: for a model server that answers requests in parallel "
+                         "(Ollama with OLLAMA_NUM_PARALLEL=J); the embedded engine and llm.py --serve take one at a "
+                         "time (default 1)")
     ap.add_argument("--reference", type=Path, default=REFERENCE,
                     help="the course's reference results (default: this repository's results/): each row is matched "
                          "to the reference row of the same script, settings and question")

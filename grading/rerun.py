@@ -15,7 +15,9 @@ import json
 import math
 import random
 import statistics
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import harness
@@ -64,19 +66,24 @@ class Reruns:
     """Re-runs with the reference code, each once per grading run: identical hand-ins share the result."""
     def __init__(self, course, folder):
         self.course, self.folder, self.done, self.shared = course, Path(folder), {}, 0
+        self._lock, self._gates = threading.Lock(), {}   # one re-run per key, also when re-runs run in parallel
 
     def _once(self, key, compute):
         """-> (result or None, why it failed or None, a note: the seconds it took, or that it is shared)"""
-        if key in self.done:
-            self.shared += 1
-            return (*self.done[key][:2], "re-run once this grading run, shared with an earlier hand-in or file")
-        start = time.perf_counter()
-        try:
-            result, problem = compute(), None
-        except Exception as e:   # the reference code failing on a row is a line in the report, never the grader's end
-            result, problem = None, f"the re-run failed: {type(e).__name__}: {e}"
-        self.done[key] = result, problem, f"re-run in {time.perf_counter() - start:.0f} s"
-        return self.done[key]
+        with self._lock:
+            gate = self._gates.setdefault(key, threading.Lock())
+        with gate:
+            if key in self.done:
+                with self._lock:
+                    self.shared += 1
+                return (*self.done[key][:2], "re-run once this grading run, shared with an earlier hand-in or file")
+            start = time.perf_counter()
+            try:
+                result, problem = compute(), None
+            except Exception as e:   # the reference code failing on a row is a line in the report, never the end
+                result, problem = None, f"the re-run failed: {type(e).__name__}: {e}"
+            self.done[key] = result, problem, f"re-run in {time.perf_counter() - start:.0f} s"
+            return self.done[key]
 
     @staticmethod
     def key(unit, spec):
@@ -181,7 +188,7 @@ def first(differing, n, seed, budget, reruns, specs, price):
     return done, spent, made, [u for u in differing if id(u) not in made]
 
 
-def rerun_test(units, reruns, n, seed, spec, model_ok, budget=0):
+def rerun_test(units, reruns, n, seed, spec, model_ok, budget=0, jobs=1):
     """The re-run item of one hand-in -> (score, max score, output lines, {"outcomes": {(file, method, id): True
     when the re-run reproduced the row}, "drawn": {(file, method, id) of the rows the random draw re-ran},
     "retrieval", "model": the outcomes scored() reads, "keys": each model outcome's (file, method, id)}). Units
@@ -190,13 +197,13 @@ def rerun_test(units, reruns, n, seed, spec, model_ok, budget=0):
     for u in (u for u in units if u["family"] == "retrieval"):
         report, problem, note = reruns.retrieval(u)
         got, mine = ({r["id"]: r["recall"] for r in report["rows"]} if report else {}), u["data"].get("rows", ())
-        moved = {r["id"]: [f"{m}@{k} {x} -> {got[r['id']][m][k]}" for m, v in r["recall"].items()
+        moves = {r["id"]: [f"{m}@{k} {x} -> {got[r['id']][m][k]}" for m, v in r["recall"].items()
                            for k, x in v.items() if not close(x, got[r["id"]][m][k])] for r in mine if report}
-        moved = {i: changes for i, changes in moved.items() if changes}   # question -> what moved
-        outcomes.update({(u["file"], "recall", r["id"]): not problem and r["id"] not in moved for r in mine if report})
-        diffs = [problem] if problem else [f"{i}: {c}" for i, cs in moved.items() for c in cs] + differences(
+        moves = {i: changes for i, changes in moves.items() if changes}   # question -> what moved
+        outcomes.update({(u["file"], "recall", r["id"]): not problem and r["id"] not in moves for r in mine if report})
+        diffs = [problem] if problem else [f"{i}: {c}" for i, cs in moves.items() for c in cs] + differences(
             {"recall": u["data"]["recall"], "n": u["data"]["n"]}, {"recall": report["recall"], "n": report["n"]}, "")
-        share = len(moved) / max(1, len(mine))
+        share = len(moves) / max(1, len(mine))
         within = bool(mine) and not problem and share <= spec.get("retrieval_tolerance", 0)   # an index built here
         retrieval.append(not diffs or within)
         lines.append(f"{'reproduced' if not diffs or within else 'differs'}: {u['file']}, retrieve.py --eval whole "
@@ -234,8 +241,12 @@ def rerun_test(units, reruns, n, seed, spec, model_ok, budget=0):
     if dear:
         skipped.append(f"{len(dear)} row(s) that recorded more than the whole {budget:g} s budget, the dearest "
                        f"{dear[0]['file']} {dear[0]['method']} {dear[0]['id']} ({cost(dear[0]) or 0:.0f} s)")
+    todo = [u for u in picked if id(u) not in made]   # the drawn rows are independent: `jobs` at a time (a server
+    # that takes parallel requests: OLLAMA_NUM_PARALLEL); the scratch caches stay moved while any of them runs
+    with moved(SCRATCH, reruns.folder), ThreadPoolExecutor(max(1, jobs)) as pool:
+        done = dict(zip(map(id, todo), pool.map(lambda u: remake(u, reruns, specs[u["file"], u["method"]]), todo)))
     for u in sorted(ahead + picked, key=lambda u: (u["file"], u["method"], u["id"])):
-        ok, line, row = made[id(u)] + (None,) if id(u) in made else remake(u, reruns, specs[u["file"], u["method"]])
+        ok, line, row = made[id(u)] + (None,) if id(u) in made else done[id(u)]
         if ok is None:
             groups.setdefault((u["file"], u["method"]), [u["summary"], []])[1].append(row)
         else:

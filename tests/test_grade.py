@@ -97,7 +97,7 @@ def edited(lab, name, change):
     return [path] + [lab["results"] / n for n in ("retrieval.json", "citations.json", "benchmark.json") if n != name]
 
 
-def grade_all(lab, corpus, subs, rerun=20, reference=None, model=None, draws=False):
+def grade_all(lab, corpus, subs, rerun=20, reference=None, model=None, draws=False, extra=()):
     """grade.py over a folder of hand-ins -> ({student: results.json}, the scripted model's calls, out folder).
     reference: the course's reference results (default: the repository's results/, which hold no fixture row).
     draws: each student's files must hold their own draw of golden questions (else the course's default draw,
@@ -106,7 +106,8 @@ def grade_all(lab, corpus, subs, rerun=20, reference=None, model=None, draws=Fal
     with llm.use_model(model):
         grade.main([str(subs), "--rubric", str(lab["rubric"]), "--corpus", str(corpus), "--golden",
                     str(lab["golden"]), "--model", "scripted", "--rerun", str(rerun), "--out", str(out)]
-                   + (["--reference", str(reference)] if reference else []) + ([] if draws else ["--default-draw"]))
+                   + (["--reference", str(reference)] if reference else []) + ([] if draws else ["--default-draw"])
+                   + list(extra))
     return ({p.parent.name: json.loads(p.read_text()) for p in out.glob("*/results.json")}, model.calls, out)
 
 
@@ -802,3 +803,18 @@ def test_re_runs_of_honestly_drifted_rows_make_the_course_s_answer_and_do_not_co
     head = items_of(r)["re-run"]["output"].splitlines()[0]
     assert "where the hand-in's row drifted honestly" in head, head
     assert rows_of(r, "citations.json")["drift"] >= 1
+
+
+def test_re_runs_made_in_parallel_come_out_as_they_do_one_at_a_time(lab, corpus, tmp_path):
+    """--jobs 4 re-runs the drawn rows four at a time (a model server that takes parallel requests); every row's
+    outcome, and the item's score, are those of --jobs 1; a row two files share is still re-run once."""
+    hand_in(lab, corpus, tmp_path / "subs", "ada")
+    seen, shared = {}, {}
+    for jobs in (1, 4):
+        r = grade_all(lab, corpus, tmp_path / "subs", extra=["--jobs", str(jobs)])
+        lines = items_of(r[0]["ada"])["re-run"]["output"].splitlines()
+        note = r" \((re-run in \d+ s|re-run once this grading run, shared with an earlier hand-in or file)\)"
+        seen[jobs] = [re.sub(note, "", line) for line in lines], r[0]["ada"]["score"]   # which of two is shared varies
+        shared[jobs] = sum("shared with an earlier" in line for line in lines)
+    assert seen[1] == seen[4] and seen[1][1] == FULL and shared[1] == shared[4] >= 1
+    assert sum(line.startswith("reproduced: ") for line in seen[4][0]) == 13

@@ -1,0 +1,30 @@
+#!/bin/bash
+# Grade the honest hand-ins of honest_handins.sh, fabricated and copied ones made from them, against the course's
+# reference built on the grading machine (native): weeks 2 and 4, at --rerun 0 and --rerun 3, each timed.
+#   bash results/issue47/grade_handins.sh OUT   (OUT as honest_handins.sh's; run from a checkout)
+set -u
+OUT=${1:-/tmp/h47}
+PY=$(pwd)/.venv/bin/python
+RUBRIC=results/issue47/rubric_weeks_2_4.json
+echo "commit $(git rev-parse --short HEAD); $(date -u +%FT%TZ); nproc $(nproc)"
+ivan="$OUT/ivan/results"
+for how in plain smarter stating; do
+  mkdir -p "$OUT/fab-$how"
+  $PY results/issue47/fabricate.py "$ivan/citations_json_30.json" "$OUT/fab-$how/citations_json_30.json" --how $how
+  RAG_STUDENT=ivan $PY -m grading.handin "$ivan/retrieval.json" "$OUT/fab-$how/citations_json_30.json" --student ivan \
+      --out "$OUT/others/$how/handin-ivan.tar.gz" > /dev/null 2>&1
+done
+mkdir -p "$OUT/others/copies"
+cp "$OUT/subs/handin-ivan.tar.gz" "$OUT/others/copies/handin-erin.tar.gz"           # a classmate's, renamed
+$PY -m grading.handin results/retrieval.json results/citations_json_30.json --student dave \
+    --out "$OUT/others/copies/handin-dave.tar.gz" > /dev/null 2>&1                   # the committed results/
+for rr in 0 3; do
+  for subs in "$OUT/subs" "$OUT/others/plain" "$OUT/others/smarter" "$OUT/others/stating" "$OUT/others/copies"; do
+    echo; echo "## $(basename $subs), --rerun $rr"
+    t=$(date +%s.%N)
+    RAG_ENGINE_BUILD=native RAG_INDEX_DIR="$OUT/ref-rag" $PY -m grading.grade "$subs" --rubric $RUBRIC \
+        --reference "$OUT/ref" --rerun $rr --out "$OUT/graded-$(basename $subs)-$rr" \
+        --json "$OUT/graded-$(basename $subs)-$rr.json" 2>/dev/null | grep -v "^wrote\|^|---"
+    echo "time: $(echo "$(date +%s.%N) - $t" | bc) s"
+  done
+done
