@@ -28,3 +28,15 @@ for rr in 0 3; do
     echo "time: $(echo "$(date +%s.%N) - $t" | bc) s"
   done
 done
+# the model on a server: the same weights behind the Ollama API (python llm.py --serve), the grader as its client
+echo; echo "## subs, --rerun 3, the model on a server (python llm.py --serve)"
+PORT=11497
+RAG_ENGINE_BUILD=native $PY llm.py --serve --port $PORT > "$OUT/serve.log" 2>&1 &
+SP=$!
+for i in $(seq 60); do grep -q serving "$OUT/serve.log" && break; sleep 2; done
+t=$(date +%s.%N)
+OLLAMA_HOST=http://127.0.0.1:$PORT RAG_LLM=ollama RAG_MODEL=qwen2.5-coder:1.5b-instruct-q4_K_M RAG_INDEX_DIR="$OUT/ref-rag" \
+    $PY -m grading.grade "$OUT/subs" --rubric $RUBRIC --reference "$OUT/ref" --rerun 3 --out "$OUT/graded-subs-server" \
+    --json "$OUT/graded-subs-server.json" 2>/dev/null | grep -v "^wrote\|^|---"
+echo "time: $(echo "$(date +%s.%N) - $t" | bc) s"
+kill $SP
