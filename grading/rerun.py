@@ -270,12 +270,13 @@ def rerun_test(units, reruns, n, seed, spec, model_ok, budget=0, jobs=1):
 def scored(spec, retrieval, model, drifted=0):
     """The re-run item's score and head line from its re-runs' outcomes (True: reproduced): full marks when the
     retrieval re-runs reproduced and at most the rubric's tolerance share of model rows differ. drifted: rows
-    counted as reproduced because the re-run made the reference's answer and the row passes drift.py's checks."""
+    counted as reproduced because the course's reference vouches for them (grade.honest_reruns)."""
     allowed, done = math.floor(spec.get("tolerance", 0) * len(model)), retrieval + model
     full = done and all(retrieval) and model.count(False) <= allowed   # nothing re-run: nothing shown to reproduce
     score = spec["points"] if full else round(spec["points"] * sum(done) / max(1, len(done)), 2)
     head = (f"{sum(done)} of {len(done)} re-runs reproduced" + (
-        f" ({drifted} of them the course's answer where the hand-in's row drifted honestly: drift.py)" if drifted
+        f" ({drifted} not held against it: a row the course's reference holds, or one that drifted from it "
+        f"honestly by drift.py's checks)" if drifted
         else "") + f"; {allowed} differing model row(s) of {len(model)} allowed (llama.cpp's sums drift across "
         f"thread counts and builds): a row that differs is worth a look, not proof")
     return score, head if done else "nothing in this hand-in could be re-run"
