@@ -35,6 +35,7 @@ from importlib import metadata
 from pathlib import Path
 
 from grading.checks import NUM, Golden, check_file, infer_script, sha256
+from grading.figures import DRAWN
 from lab.cache import portable
 from lab.documents import EXTENSIONS
 from retrieve import CORPUS_DIR, DRAW_ENV, GOLDEN, load_golden
@@ -118,6 +119,11 @@ def describe(path):
     settings = parsed.get("settings") if isinstance(parsed, dict) else None
     return {**entry, "bytes": len(data), "sha256": sha256(data), "script": script, "command": command,
             "command_from": known, "settings": settings, "problem": problem}, data
+
+
+def problems_of(checked):
+    """A checks.check_file result's problems, as handin prints them."""
+    return checked["valid"] + (checked["recomputed"] or [])
 
 
 def make_manifest(student, entries, missing, corpus, golden):
@@ -302,7 +308,7 @@ def main(argv=None):
     if os.environ.get(DRAW_ENV, student) != student:
         print(f"  note: {DRAW_ENV}={os.environ[DRAW_ENV]}, but this hand-in is {student}'s: the files must hold "
               f"{student}'s draw of golden questions")
-    entries, missing, blobs = [], [], []
+    entries, missing, blobs, default_draw = [], [], [], []
     for path, command in wanted:
         entry, data = describe(path)
         if data is None:
@@ -311,10 +317,12 @@ def main(argv=None):
             continue
         entries.append(entry)
         blobs.append((entry["archived_as"], data))
-        c = check_file(entry, data, golden)
-        problems = c["valid"] + (c["recomputed"] or [])
+        problems = problems_of(check_file(entry, data, golden))
         print(f"  {entry['path']:40} {entry['script']:20} ({entry['command_from']}) sha256 {entry['sha256'][:12]}  "
               + (f"checks: {len(problems)} problem(s), first: {problems[0]}" if problems else "checks: ok"))
+        if student and any(DRAWN in p for p in problems) and not any(
+                DRAWN in p for p in problems_of(check_file(entry, data, golden.of("")))):
+            default_draw.append(command or entry.get("command") or entry["path"])   # run without RAG_STUDENT
     if not entries:
         sys.exit("handin: no results file to hand in: run the weeks' commands (README) or name the files")
     manifest = make_manifest(student, entries, missing, args.corpus, args.golden)
@@ -324,6 +332,10 @@ def main(argv=None):
           f"{manifest['golden']['sha256'][:12]}; git {(manifest['git']['commit'] or '-')[:10]}"
           + (" (changed files)" if manifest["git"]["dirty"] else ""))
     print(f"wrote {write_archive(args.out or ROOT / f'handin-{student}.tar.gz', manifest, blobs)}")
+    if default_draw:
+        print(f"\n{len(default_draw)} file(s) hold the course's default draw of questions, not {student}'s: they were "
+              f"run without {DRAW_ENV}, and lose their weeks. Run them again as {student}, then hand in again:\n"
+              f"  export {DRAW_ENV}={student}\n" + "\n".join(f"  {c}" for c in default_draw))
 
 
 if __name__ == "__main__":

@@ -446,7 +446,8 @@ def test_honest_drift_keeps_its_points_and_fabricated_rows_do_not(lab, corpus, g
 FILES = ("retrieval.json", "citations.json", "benchmark.json")
 
 
-def test_each_student_runs_a_draw_of_their_own_and_a_copied_hand_in_loses_it(lab, corpus, tmp_path, monkeypatch):
+def test_each_student_runs_a_draw_of_their_own_and_a_copied_hand_in_loses_it(lab, corpus, tmp_path, monkeypatch,
+                                                                               capsys):
     """alice runs the weeks' commands with RAG_STUDENT=alice: her own draw of golden questions, full marks. The
     default draw's results (what the repository commits) handed in as dave's, and alice's hand-in renamed erin's,
     lose the weeks whose questions are drawn (citations, benchmark); week 2's report evaluates every question, the
@@ -462,7 +463,11 @@ def test_each_student_runs_a_draw_of_their_own_and_a_copied_hand_in_loses_it(lab
     assert [r["id"] for r in json.loads((mine / "citations.json").read_text())["rows"]["json"]] == draws["alice"]
     subs = tmp_path / "subs"
     hand_in(lab, corpus, subs, "alice", [mine / n for n in FILES])
-    hand_in(lab, corpus, subs, "dave")
+    assert "hold the course's default draw" not in capsys.readouterr().out
+    hand_in(lab, corpus, subs, "dave")   # dave ran without RAG_STUDENT: hand-in says so, and what to run again
+    said = capsys.readouterr().out
+    assert "2 file(s) hold the course's default draw of questions, not dave's" in said, said
+    assert "export RAG_STUDENT=dave" in said and "python benchmark.py" in said
     shutil.copy(subs / "handin-alice.tar.gz", subs / "handin-erin.tar.gz")
     results = grade_all(lab, corpus, subs, rerun=0, draws=True)[0]
     assert results["alice"]["score"] == FULL - 4 and not lost(results["alice"])
