@@ -274,9 +274,9 @@ def scored(spec, retrieval, model, drifted=0):
     allowed, done = math.floor(spec.get("tolerance", 0) * len(model)), retrieval + model
     full = done and all(retrieval) and model.count(False) <= allowed   # nothing re-run: nothing shown to reproduce
     score = spec["points"] if full else round(spec["points"] * sum(done) / max(1, len(done)), 2)
-    head = (f"{sum(done)} of {len(done)} re-runs reproduced" + (
-        f" ({drifted} not held against it: a row the course's reference holds, or one that drifted from it "
-        f"honestly by drift.py's checks)" if drifted
+    head = (f"{sum(done) - drifted} of {len(done)} re-runs reproduced" + (
+        f", and {drifted} that differ{'s' if drifted == 1 else ''} not held against it (a row the course's "
+        f"reference holds, or one that drifted from it honestly by drift.py's checks)" if drifted
         else "") + f"; {allowed} differing model row(s) of {len(model)} allowed (llama.cpp's sums drift across "
         f"thread counts and builds): a row that differs is worth a look, not proof")
     return score, head if done else "nothing in this hand-in could be re-run"
