@@ -1,7 +1,8 @@
 #!/bin/bash
 # Honest hand-ins of weeks 2 and 4, each student on its own draw, each on its own build, from a clean checkout
-# (the code at the commit printed) with its own .rag (the index copied, empty caches): what a student makes at home.
-#   bash results/issue47/honest_handins.sh OUT   (run from a checkout; ~35 min on 2 cores)
+# (the code at the commit printed) with its own .rag (its own index built, empty caches): what a student makes at
+# home. Then the course's reference on the grading machine (native) for the three draws.
+#   bash results/issue47/honest_handins.sh OUT   (run from a checkout; ~1 h 40 min on 2 cores)
 set -u
 OUT=${1:-/tmp/h47}
 PY=$(pwd)/.venv/bin/python
@@ -23,6 +24,14 @@ run() {   # student build threads
   unset RAG_INDEX_DIR RAG_ENGINE_BUILD RAG_STUDENT RAG_THREADS
 }
 mkdir -p "$OUT/subs"
-run ivan wheel ""
+run ivan wheel ""   # (its run was at commit 78ea4b6; the others at 12c15c7: honest_handins_run.txt)
 run jon native 1
-run hana native ""
+echo "== reference (the grader, native): ivan, jon, hana; weeks 2 and 4"
+mkdir -p "$OUT/ref-rag/cache"; t=$(date +%s)
+RAG_INDEX_DIR="$OUT/ref-rag" RAG_ENGINE_BUILD=native $PY -m grading.reference --build "$OUT/ref" --students ivan,jon,hana --weeks 2,4 > "$OUT/ref.log" 2>&1
+echo "   exit $?, $(( $(date +%s) - t )) s"
+# hana, native: the grader's machine and build; her hand-in is the reference run's own files for her draw
+mkdir -p "$OUT/hana/results" && cp "$OUT/ref/hana.citations_json_30.json" "$OUT/hana/results/citations_json_30.json"
+cp "$OUT/ref/retrieval.json" "$OUT/hana/results/retrieval.json"
+RAG_STUDENT=hana $PY -m grading.handin "$OUT/hana/results/retrieval.json" "$OUT/hana/results/citations_json_30.json" \
+    --student hana --out "$OUT/subs/handin-hana.tar.gz" 2>&1 | tail -3
