@@ -11,7 +11,6 @@ echo "commit $(git rev-parse --short HEAD); $(date -u +%FT%TZ); nproc $(nproc)"
 run() {   # student build threads
   local who=$1 build=$2 threads=$3 dir="$OUT/$1"
   mkdir -p "$dir/rag/cache" "$dir/results"
-  [ -d "$dir/rag/chroma" ] || cp -r .rag/chroma "$dir/rag/chroma"
   echo "== $who: RAG_ENGINE_BUILD=$build RAG_THREADS=${threads:-all} RAG_STUDENT=$who"
   export RAG_INDEX_DIR="$dir/rag" RAG_ENGINE_BUILD=$build RAG_STUDENT=$who
   if [ -n "$threads" ]; then export RAG_THREADS=$threads; else unset RAG_THREADS; fi
