@@ -1,4 +1,5 @@
-while ! grep -q "^done" /tmp/h47/grading.txt 2>/dev/null; do sleep 20; done
+# FLARE rows made on the wheel build (ivan's draw, --eval 5) against the same made on native, drift.py's verdict per row.
+#   bash results/issue47/pattern_drift_flare5.sh   (after honest_handins.sh: its /tmp/h47 folders)
 cd /work/h47 && git pull -q /work/main main
 PY=/work/h47/.venv/bin/python
 echo "commit $(git rev-parse --short HEAD); $(date -u +%FT%TZ)"
