@@ -1,7 +1,7 @@
 # FLARE rows made on the wheel build (ivan's draw, --eval 5) against the same made on native, drift.py's verdict per row.
 #   bash results/issue47/pattern_drift_flare5.sh   (after honest_handins.sh: its /tmp/h47 folders)
-cd /work/h47 && git pull -q /work/main main
-PY=/work/h47/.venv/bin/python
+# run from a checkout
+PY=$(pwd)/.venv/bin/python
 echo "commit $(git rev-parse --short HEAD); $(date -u +%FT%TZ)"
 t=$(date +%s)
 RAG_INDEX_DIR=/tmp/h47/ivan/rag RAG_ENGINE_BUILD=wheel RAG_STUDENT=ivan $PY flare.py --eval 5 --json /tmp/h47/ivan/results/flare5.json > /tmp/h47/ivan/flare5.log 2>&1
