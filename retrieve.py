@@ -259,12 +259,14 @@ def recording():
     retrieved, so a grader can re-run each query (grading/drift.py).
         with recording() as log:
             answer = flare_answer(question)   # log: [{"query": question, "k": 4, ...}, {"query": "...", ...}]"""
-    log = []
+    log, outer = [], _RECORDING.get()
     token = _RECORDING.set(log)
     try:
         yield log
     finally:
         _RECORDING.reset(token)
+        if outer is not None:   # a block inside another: the outer one sees its retrievals too
+            outer.extend(log)
 
 
 def load_golden(path=GOLDEN):
