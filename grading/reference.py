@@ -246,7 +246,7 @@ def build(out, rubric, students=(), weeks=None, dry=False, reference=DEFAULT, go
         for who in students if students and w["script"] != "retrieve.py" else [None]:   # retrieve.py: every question
             name = Path(w["file"]).name
             target = out / (name if who is None else f"{who}.{name}")
-            cmd = reference_command(w["command"], target, who is None)
+            cmd = reference_command(w["command"], target, who is None) + (["--golden", str(golden)] if golden else [])
             minutes = model_minutes(w, reference, pool) if who is None else None
             total += minutes or 0
             shown = (f"{DRAW_ENV}={who} " if who else "") + "python " + shlex.join(cmd)
