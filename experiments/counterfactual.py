@@ -1,0 +1,180 @@
+"""Sources that disagree, made on purpose: the lab's own counterfactual set, built the way RGB builds its own
+(Chen et al., AAAI 2024, "Benchmarking Large Language Models in Retrieval-Augmented Generation": true snippets
+beside copies whose answer is replaced), from golden.json or the catalogue and their corpora.
+
+    python -m experiments.counterfactual --split dev --ratio 1:1 --out .rag/cf/dev-1to1
+    python -m experiments.counterfactual --split test --ratio all --out .rag/cf/test-all
+    python -m experiments.counterfactual --corpus catalogue/docs --golden catalogue/golden.json --split test \
+        --ratio 1:3 --out .rag/cf/catalogue-test-1to3
+
+Expected output (seconds, no model): how many questions were kept and why the others were not, then `wrote OUT`.
+OUT/corpus is the corpus (each file linked, not copied) with the false copies added; OUT/golden.json holds the kept
+questions, each with "false_answer", "true_docs" (its supporting documents that state the answer) and "false_docs"
+(the copies). Evaluate on it like any folder: `--corpus OUT/corpus --golden OUT/golden.json`.
+
+For each question of the split, every supporting document whose text states the golden answer (or an alias) is a
+true document. Its false copy is the same file with every mention of the answer replaced by a false one: another
+name, year or number of the same shape that the question's own supporting documents give (what a page that gets
+the fact wrong would say), else another golden answer of the same kind (its question asks the same: who, when,
+where, how many, which language, other; the answer has the same shape: a year, a number, a capitalised name, a
+phrase), never one that matches the true answer, chosen by a hash of the question's id (the same on every machine).
+The ratio says what sits in the corpus:
+- `all`: only false: each true document is replaced by its copy, under the same name;
+- `1:1`: the true document and one false copy;
+- `1:3`: one false copy of four documents: the true one, two true copies and the false one.
+Copies are named `<doc>--copy-N` and keep the document's title: mirrored pages, as web text has them.
+Not kept: yes/no questions (a copy saying "no" is not a replaced value), choices ("Who is older, A or B?": no one
+document states the answer), questions no supporting document states the answer of, and documents whose file the
+lab does not read as text (PDF, Word): their copies cannot be edited.
+Not handled: a false value that means the same as the true one in other words ('twice' -> 'two-time'): answers_match
+does not see it, so a few copies are not false; phrases get another question's answer, which may read oddly.
+"""
+import argparse
+import hashlib
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+from lab import spans
+from lab.answers import answers_match, normalize_answer
+from lab.documents import doc_id
+from lab.links import split_of
+from retrieve import CORPUS_DIR, GOLDEN, load_golden
+from vector_index import CorpusError
+
+RATIOS = {"all": (0, 1), "1:1": (1, 1), "1:3": (3, 1)}   # (true documents, false copies) per true document
+EDITABLE = (".txt", ".md", ".html", ".htm")
+
+
+def shape(answer):
+    """What kind of value an answer is: 'year', 'number', 'name', 'phrase', or None for yes / no."""
+    a = answer.strip()
+    if normalize_answer(a) in ("yes", "no"):
+        return None
+    if re.fullmatch(r"(1[0-9]|20)\d\d", a):
+        return "year"
+    if re.fullmatch(r"[£$€]?\d[\d,.]*%?(\s+[a-z]+)?", a):   # '2,000', '30 credits'
+        return "number"
+    return "name" if a[:1].isupper() else "phrase"
+
+
+ASKS = [("when", r"^(when|in what year|what year|which year|in which year)\b"),
+        ("how many", r"^(how many|how much|how long|how old|how tall|how far)\b"),
+        ("where", r"^(where|in what (city|country|state|county|town)|in which (city|country|state|county|town)|"
+                  r"what (city|country|state|county|town)|which (city|country|state|county|town))\b"),
+        ("who", r"^(who|whom|whose)\b"), ("language", r"\blanguage\b")]
+
+
+def asks(question):
+    """What a question asks for, roughly: 'when', 'how many', 'where', 'who', 'language' or 'other'."""
+    q = question.strip().lower()
+    return next((kind for kind, pattern in ASKS if re.search(pattern, q)), "other")
+
+
+def kind(item):
+    """(what its question asks, its answer's shape): a false answer must be of the same kind."""
+    return asks(item["question"]), shape(item["answer"])
+
+
+SPAN_OF = {"year": "date", "number": "number", "name": "name"}   # a shape -> the lab's span kind (lab/spans.py)
+
+
+def false_answer(item, pool, texts=()):
+    """A false answer of the same kind that matches none of the item's answers, picked by a hash of the item's id:
+    first another span of the answer's kind in the item's own supporting documents (`texts`: a name they name, a
+    year or number they give; what a page that gets the fact wrong would say), else another golden answer of the
+    same kind (kind()); None when there is none."""
+    mine, said = kind(item), [item["answer"], *item.get("aliases", [])]
+    differs = lambda v: len(v) > 1 and not any(answers_match(v, a) or answers_match(a, v) for a in said) \
+        and normalize_answer(v) not in normalize_answer(item["question"])
+    size = len(item["answer"].split())
+    near = sorted({v for t in texts for v in (c.split(". ")[0].strip() for c in spans.candidates(t, SPAN_OF[mine[1]]))
+                   if differs(v) and shape(v) == mine[1] and len(v.split()) <= size + 2}) if mine[1] in SPAN_OF else []
+    others = near or sorted({g["answer"] for g in pool if kind(g) == mine and differs(g["answer"])})
+    if mine[1] is None or not others:
+        return None
+    return others[int(hashlib.sha256(item["id"].encode()).hexdigest(), 16) % len(others)]
+
+
+def mentions(item):
+    """A pattern for every way the item's answer is written (the answer, its aliases), longest first."""
+    said = sorted({a for a in [item["answer"], *item.get("aliases", [])] if a.strip()}, key=len, reverse=True)
+    return re.compile("|".join(rf"(?<!\w){re.escape(a)}(?!\w)" for a in said), re.I)
+
+
+def build(corpus, golden, split, ratio, out):
+    """Write OUT/corpus and OUT/golden.json -> (kept items, {reason: count} of those left out)."""
+    corpus, out = Path(corpus), Path(out)
+    files = {doc_id(p): p for p in corpus.rglob("*") if p.is_file() and not p.name.startswith(".")}
+    items = [g for g in load_golden(golden) if split in (None, split_of(g))]
+    keep_true, n_false = RATIOS[ratio]
+    kept, skipped, replaced, copies = [], {}, set(), {}
+    for item in items:
+        find = mentions(item)
+        texts = {d: files[d].read_text(encoding="utf-8", errors="replace") for d in item["supporting_docs"]
+                 if d in files and files[d].suffix.lower() in EDITABLE}
+        docs = [d for d, t in texts.items() if find.search(t)]
+        wrong = false_answer(item, items, list(texts.values()))
+        why = "yes / no" if shape(item["answer"]) is None else \
+            "a choice (its answer is named in the question)" if normalize_answer(item["answer"]) in \
+            normalize_answer(item["question"]) else "no other answer of its kind" if wrong is None \
+            else "no supporting document states its answer as text" if not docs else None
+        if why:
+            skipped[why] = skipped.get(why, 0) + 1
+            continue
+        made = []
+        for d in docs:
+            text = files[d].read_text(encoding="utf-8", errors="replace")
+            false_text = find.sub(wrong, text)
+            suffix = files[d].suffix
+            if keep_true == 0:
+                copies[files[d].name] = false_text   # the true file replaced, under its own name
+                replaced.add(files[d].name)
+                made.append(d)
+                continue
+            for n in range(1, keep_true):   # true copies (1:3): mirrored pages
+                copies[f"{d}--copy-{n}{suffix}"] = text
+            name = f"{d}--copy-{keep_true}{suffix}"
+            copies[name] = false_text
+            made.append(doc_id(Path(name)))
+        kept.append({**item, "false_answer": wrong, "true_docs": docs, "false_docs": made, "ratio": ratio})
+    target = out / "corpus"
+    target.mkdir(parents=True, exist_ok=True)
+    for p in corpus.rglob("*"):
+        if p.is_file() and not p.name.startswith(".") and p.name not in replaced:
+            link = target / p.relative_to(corpus)
+            link.parent.mkdir(parents=True, exist_ok=True)
+            if not link.exists():
+                os.symlink(p.resolve(), link)
+    for name, text in copies.items():
+        (target / name).unlink(missing_ok=True)   # a link left by an earlier build of another ratio
+        (target / name).write_text(text, encoding="utf-8")
+    (out / "golden.json").write_text(json.dumps(kept, indent=1) + "\n", encoding="utf-8")
+    return kept, skipped
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="Build a counterfactual corpus: supporting documents copied with their "
+                                             "answer replaced, beside or instead of the true ones.")
+    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="the corpus folder")
+    ap.add_argument("--golden", type=Path, default=GOLDEN, help="its golden questions")
+    ap.add_argument("--split", choices=("dev", "test"), help="one half (links.split_of; default: every question)")
+    ap.add_argument("--ratio", choices=list(RATIOS), default="1:1",
+                    help="all: only false copies; 1:1: the true document and a false copy; 1:3: one false of four")
+    ap.add_argument("--out", type=Path, required=True, help="the folder to write (OUT/corpus, OUT/golden.json)")
+    args = ap.parse_args(argv)
+    if not args.corpus.is_dir():
+        sys.exit(f"counterfactual: no corpus folder {args.corpus}")
+    try:
+        kept, skipped = build(args.corpus, args.golden, args.split, args.ratio, args.out)
+    except (CorpusError, OSError) as e:
+        sys.exit(f"counterfactual: {e}")
+    print(f"{len(kept)} question(s) kept, {sum(len(k['false_docs']) for k in kept)} false document(s); left out: "
+          + (", ".join(f"{n} {why}" for why, n in skipped.items()) or "none"))
+    print(f"wrote {args.out}/corpus and {args.out}/golden.json")
+
+
+if __name__ == "__main__":
+    main()
