@@ -77,12 +77,13 @@ def retrieval(row, question, course, chunker, method="fused"):
 
 
 def folder_of(recorded, course):
-    """The folder a recorded retrieval searched, here: a folder of this repository it names (CRAG's web stand-in),
-    else the course corpus. -> (folder, chunk id prefix: "web:" for the stand-in, as web_search.local_search)."""
-    inside = ROOT / recorded if isinstance(recorded, str) and not recorded.startswith("/") else None
-    if inside and inside.is_dir() and inside.resolve() != ROOT.resolve() and \
-            inside.resolve() != (ROOT / course.corpus).resolve():
-        return inside, "web:"
+    """The folder a recorded retrieval searched, here: the web stand-in when it names that folder of this repository
+    (CRAG's local web), else the course corpus. -> (folder, chunk id prefix: "web:" for the stand-in, as
+    web_search.local_search names its chunks)."""
+    import web_search
+    standin = web_search.standin_dir().resolve()
+    if isinstance(recorded, str) and not recorded.startswith("/") and (ROOT / recorded).resolve() == standin:
+        return standin, "web:"
     return course.corpus, ""
 
 

@@ -823,3 +823,13 @@ def test_re_runs_made_in_parallel_come_out_as_they_do_one_at_a_time(lab, corpus,
         shared[jobs] = sum("shared with an earlier" in line for line in lines)
     assert seen[1] == seen[4] and seen[1][1] == FULL and shared[1] == shared[4] >= 1
     assert sum(line.startswith("reproduced: ") for line in seen[4][0]) == 13
+
+
+def test_a_recorded_retrieval_of_the_web_stand_in_is_re_run_there_and_any_other_on_the_course_corpus(corpus,
+                                                                                                     golden_path):
+    """CRAG's local web search retrieves from web_standin/ and names its chunks "web:..."; every other recorded
+    folder (the student's copy of the corpus, anywhere) is the course corpus here."""
+    course = handin.Course(corpus, golden_path, "scripted", "-")
+    assert drift.folder_of("web_standin", course) == ((ROOT / "web_standin").resolve(), "web:")
+    for elsewhere in ("corpus", "/home/ada/lab/corpus", "catalogue/docs", None):
+        assert drift.folder_of(elsewhere, course) == (course.corpus, "")
