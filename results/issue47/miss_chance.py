@@ -34,7 +34,6 @@ def main():
     course = handin.Course(CORPUS_DIR, GOLDEN, engine.EMBEDDED_NAME, engine.GGUF_SHA256)
     _, files = handin.read_handin(args.handin)
     units = [u for entry, raw in files for u in check_file(entry, raw, course.of(args.student))["units"]]
-    reruns = rerun.Reruns(course, "/tmp/miss-chance-unused")
     runnable = [u for u in units if u["family"] != "retrieval" and u["id"] in course.by_id
                 and not isinstance(rerun.answerer(u, course), str)]
     wrong = [u for u in runnable if u["file"].endswith("citations_json_30.json") and u["row"]
@@ -58,7 +57,6 @@ def main():
         out["rows"].append({"k": k, "missed": missed / args.seeds, "printed_mean": sum(printed) / len(printed),
                             "escape_whole": whole})
         print(f"{k:3d}{missed / args.seeds:20.3f}{sum(printed) / len(printed):18.3f}{whole:17.3f}")
-    del reruns
     if args.json:
         args.json.write_text(json.dumps(out, indent=1) + "\n")
 
