@@ -38,7 +38,7 @@ def main():
                 and not isinstance(rerun.answerer(u, course), str)]
     wrong = [u for u in runnable if u["file"].endswith("citations_json_30.json") and u["row"]
              and not u["row"].get("right") and not u["row"].get("idk")]
-    out = {"handin": str(args.handin), "runnable": len(runnable), "seeds": args.seeds, "rerun": args.rerun,
+    out = {"handin": args.handin.name, "runnable": len(runnable), "seeds": args.seeds, "rerun": args.rerun,
            "budget": args.budget, "rows": []}
     print(f"{len(runnable)} runnable rows; {len(wrong)} wrong rows in citations_json_30.json (fabrication targets)")
     print(f"{'k':>3}{'missed over seeds':>20}{'P printed (mean)':>18}{'P whole hand-in':>17}")
