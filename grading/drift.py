@@ -67,13 +67,30 @@ def retrieved(query, k, corpus, chunker, method="fused", depth=12):
     return retrieve_chunks(query, k, depth, corpus=corpus, chunker=chunker, method=method)
 
 
-def retrieval(row, question, course, chunker, method="fused"):
-    """(problems, {chunk id: passage as retrieved here}) of check 1 for a row one retrieval of its question made."""
-    have = [s["chunk_id"] for s in row["sources"]]
-    found = {p["chunk_id"]: p for p in retrieved(question, len(have) + SLACK, course.corpus, chunker, method)}
+def found_by(log, have, course, chunker, what):
+    """(problems, {chunk id: passage as found here}) of check 1: each retrieval of `log` ({query, k, depth, method,
+    chunker, corpus}, as retrieve.recording() writes them) re-run here, cut SLACK deeper; the chunk IDs `have` must
+    be among what they find. `what` names the retrievals in the problem."""
+    found = {}
+    for r in log:
+        folder, prefix = folder_of(r.get("corpus"), course)
+        try:
+            hits = retrieved(r["query"], int(r.get("k", 4)) + SLACK, folder, r.get("chunker") or chunker,
+                             r.get("method") or "fused", int(r.get("depth", 12)))
+        except (ValueError, TypeError) as e:
+            return [f"its recorded retrieval {r['query'][:60]!r} cannot be re-run: {e}"], found
+        for p in hits:
+            found.setdefault(prefix + p["chunk_id"], {**p, "chunk_id": prefix + p["chunk_id"]})
     missing = [c for c in have if c not in found]
-    return ([f"its passages are not what its question retrieves here: {', '.join(missing[:3])} not among the "
-             f"{len(found)} retrieved"] if missing else []), found
+    return ([f"its passages are not what {what} here: {', '.join(missing[:3])} not among the {len(found)} found"]
+            if missing else []), found
+
+
+def retrieval(row, question, course, chunker, method="fused"):
+    """Check 1 for a row one retrieval of its question made: that retrieval, re-run (found_by)."""
+    have = [s["chunk_id"] for s in row["sources"]]
+    return found_by([{"query": question, "k": len(have), "method": method}], have, course, chunker,
+                    "its question retrieves")
 
 
 def folder_of(recorded, course):
@@ -88,25 +105,13 @@ def folder_of(recorded, course):
 
 
 def recorded(row, course, chunker, have):
-    """(problems, {chunk id: passage}) of check 1 for a row whose retrievals are recorded (the queries a pattern
-    wrote on the way): each is re-run here; the chunk IDs `have` must be among what they find. None: no record."""
+    """Check 1 for a row whose retrievals are recorded (the queries a pattern wrote on the way): each re-run
+    (found_by). None: it records none."""
     log = row.get("retrievals")
     if not isinstance(log, list) or not log or not all(isinstance(r, dict) and isinstance(r.get("query"), str)
                                                       for r in log):
         return None
-    found = {}
-    for r in log:
-        folder, prefix = folder_of(r.get("corpus"), course)
-        try:
-            hits = retrieved(r["query"], int(r.get("k", 4)) + SLACK, folder, r.get("chunker") or chunker,
-                             r.get("method") or "fused", int(r.get("depth", 12)))
-        except (ValueError, TypeError) as e:
-            return [f"its recorded retrieval {r['query'][:60]!r} cannot be re-run: {e}"], found
-        for p in hits:
-            found.setdefault(prefix + p["chunk_id"], {**p, "chunk_id": prefix + p["chunk_id"]})
-    missing = [c for c in have if c not in found]
-    return ([f"its passages are not what its {len(log)} recorded retrievals find here: {', '.join(missing[:3])} "
-             f"not among the {len(found)} found"] if missing else []), found
+    return found_by(log, have, course, chunker, f"its {len(log)} recorded retrievals find")
 
 
 def corpus_passages(row, chunks, chunker):

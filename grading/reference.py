@@ -227,7 +227,8 @@ def model_minutes(week, reference, pool):
     except (OSError, ValueError):
         return None
     rows = [r for _, r in file_rows(data, week["script"])]
-    ids, kinds = {r["id"] for r in rows}, {g["type"] for g in pool if g["id"] in {r["id"] for r in rows}}
+    ids = {r["id"] for r in rows}
+    kinds = {g["type"] for g in pool if g["id"] in ids}
     spent = sum(r.get(k) or 0 for r in rows for k in TIMING)
     return spent / len(ids) * sum(g["type"] in kinds for g in pool) / 60 if ids and spent else None
 

@@ -41,18 +41,17 @@ def main():
     out = {"handin": args.handin.name, "runnable": len(runnable), "seeds": args.seeds, "rerun": args.rerun,
            "budget": args.budget, "rows": []}
     print(f"{len(runnable)} runnable rows; {len(wrong)} wrong rows in citations_json_30.json (fabrication targets)")
+    draws = [rerun.pick(runnable, args.rerun, seed, args.budget)[0] for seed in range(args.seeds)]   # once for every k
+    in_file = sum(u["file"] == wrong[0]["file"] for u in runnable)
     print(f"{'k':>3}{'missed over seeds':>20}{'P printed (mean)':>18}{'P whole hand-in':>17}")
     for k in (1, 2, 3, 5, 10):
         if k > len(wrong):
             break
         fake = {id(u) for u in wrong[:k]}
         missed, printed = 0, []
-        for seed in range(args.seeds):
-            picked = rerun.pick(runnable, args.rerun, seed, args.budget)[0]
+        for picked in draws:
             missed += not any(id(u) in fake for u in picked)
-            in_file = [u for u in runnable if u["file"] == wrong[0]["file"]]
-            r = sum(u["file"] == wrong[0]["file"] for u in picked)
-            printed.append(escape(len(in_file), k, r))
+            printed.append(escape(in_file, k, sum(u["file"] == wrong[0]["file"] for u in picked)))
         whole = escape(len(runnable), k, args.rerun)
         out["rows"].append({"k": k, "missed": missed / args.seeds, "printed_mean": sum(printed) / len(printed),
                             "escape_whole": whole})
