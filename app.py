@@ -140,7 +140,7 @@ def _so_far(live, notice, state):
 
 def _answer(question, pattern, corpus, choices, notice, turn, keep):
     start, before = time.time(), llm.stats()
-    live = Live(lambda q: choices[pattern](q, corpus), turn.stop)
+    live = Live(lambda q: choices[pattern](q, corpus), turn.stop, corpus)
     live.stage = f"retrieving and answering with {pattern}"
     live.start(question)
     yield render_status(f"{live.stage}…"), render_pending(), render_live([], pattern)  # the last answer goes

@@ -51,12 +51,14 @@ COLUMNS = [("answer_em", "EM", ".3f"), ("answer_f1", "F1", ".3f"), ("right_share
            ("llm_calls", "calls/q", ".1f"), ("prompt_tokens", "prompt/q", ".0f"),
            ("completion_tokens", "compl/q", ".0f"), ("seconds_p50", "s/q p50", ".1f"),
            ("sentence_verified_precision", "old v-prec", ".3f"), ("verified_precision", "v-prec", ".3f"),
-           ("verified_coverage", "coverage", ".3f")]
+           ("verified_coverage", "coverage", ".3f"), ("verified_wrong", "v-wrong", "d"),
+           ("disputed_share", "disputed", ".3f")]
 HEADERS = {"right": "right (contains the answer)", "doc-rec": "supporting-doc recall", "c-recall": "citation recall",
            "c-prec": "citation precision",
            "calls/q": "LLM calls/q", "prompt/q": "prompt tokens/q", "compl/q": "completion tokens/q",
            "old v-prec": "verified precision, per sentence (old)", "v-prec": "verified precision",
-           "coverage": "coverage (right answers shown verified)"}
+           "coverage": "coverage (right answers shown verified)", "v-wrong": "shown as verified while wrong",
+           "disputed": "shown disputed"}
 
 
 def cell(s, key, fmt, width=""):

@@ -124,8 +124,9 @@ def source_entry(passage):
 
 def question_row(result, item, verdicts, cost, judge_cost, checked=None):
     """The numbers one answered question contributes to a run (cacheable, no model objects). checked: the
-    answer-level check (answer_check.check) when made: its status, score and reasons, the old sentence-level
-    status beside it as sentence_status, and whether the answer is right by the labels (answer_check.right)."""
+    answer-level check (answer_check.check) when made: its status, score and reasons, the dispute check it was
+    given (checked["dispute"]: harness.evaluate's), the old sentence-level status beside it as sentence_status, and
+    whether the answer is right by the labels (answer_check.right)."""
     sentences, citations = verdicts, [ok for v in verdicts for ok in v["precise"].values()]
     checked = checked or {"status": answer_status(result, verdicts)}
     return {"id": item["id"], "type": item["type"], "source": item["source"], "answer": result["answer"],
@@ -137,6 +138,7 @@ def question_row(result, item, verdicts, cost, judge_cost, checked=None):
             "precise": sum(citations), "invalid": len(result["invalid_ids"]), "idk": bool(result["idk"]),
             "error": bool(result.get("error")), "sentence_status": answer_status(result, verdicts),
             "status": checked["status"], "score": checked.get("score"), "reasons": checked.get("reasons", []),
+            "disputed": bool((checked.get("dispute") or {}).get("disputed")), "dispute": checked.get("dispute"),
             "calibration": checked.get("calibration"), "features": checked.get("features"),
             "verdicts": [{"text": v["text"], "cites": v["cites"], "supported": v["supported"],
                           "precise": v["precise"], "how": v.get("how")} for v in verdicts],
@@ -170,7 +172,9 @@ def summarize(rows):
 def verified_figures(rows):
     """What "verified" is worth over a run: its precision (right answers among those shown verified, by
     answer_check.right) and coverage (right answers shown verified), for the answer check's status and for the old
-    sentence-level one beside it. None where there is nothing to divide (rows from before the answer check)."""
+    sentence-level one beside it; the answers shown as verified while wrong (verified_wrong) and the share shown
+    disputed (disputed_share, None for rows made before the rows carried the dispute check). None where there is
+    nothing to divide (rows from before the answer check)."""
     if not rows or any("right" not in r for r in rows):
         return {}
     div = lambda a, b: a / b if b else None
@@ -180,6 +184,9 @@ def verified_figures(rows):
         shown = [r for r in rows if r.get(key) == "verified"]
         out.update({f"{name}_share": len(shown) / len(rows), f"{name}_precision": div(sum(r["right"] for r in shown),
                     len(shown)), f"{name}_coverage": div(sum(r["right"] for r in shown), right)})
+    out["verified_wrong"] = sum(1 for r in rows if r.get("status") == "verified" and not r["right"])
+    out["disputed_share"] = None if any("disputed" not in r for r in rows) else \
+        sum(bool(r["disputed"]) for r in rows) / len(rows)
     return out
 
 
@@ -190,6 +197,8 @@ def print_answer(result, verdicts, dispute=None):
     status = checked["status"]
     shown = (f"{result['answer']}   [verified: score {checked['score']:.2f}]" if status == "verified" else
              f"{result['answer']}   [{status}]" if status in ("idk", "failed") else
+             f"(the sources disagree: see the answers they give below; the model said: {result['answer']})"
+             if status == "disputed" else
              f"{answer_check.STATUS_TEXT[status].upper()} (the model said: {result['answer']})")
     print(f"\nquestion: {result['question']}\nanswer:   {shown}")
     for why in checked["reasons"]:
@@ -223,15 +232,16 @@ def say_verdict(n, v):
     print(verdict_line(n, v), file=sys.stderr, flush=True)
 
 
-def print_checked(result, show_disputes=None, on_verdict=None):
+def print_checked(result, show_disputes=None, on_verdict=None, corpus=None):
     """The answer with the judge's verdicts (print_answer): what a CLI shows for one question; with show_disputes
-    (default SHOW_DISPUTES), then whether its passages disagree (disputes.py: one call per passage about the
-    question). on_verdict: see verify()."""
-    d = disputes.check(result) if (SHOW_DISPUTES if show_disputes is None else show_disputes) else None
+    (default SHOW_DISPUTES), then whether its passages disagree (disputes.check: one call per passage about the
+    question; with `corpus`, up to disputes.WIDE passages past the prompt's when those agree), as a choice between
+    the answers (disputes.describe). on_verdict: see verify()."""
+    d = disputes.check(result, corpus=corpus) if (SHOW_DISPUTES if show_disputes is None else show_disputes) else None
     print_answer(result, verify(result, d, on_verdict), d)
     if d is not None:
-        d = d if d["disputed"] else None
-        print(disputes.describe(d) if d else "not disputed: the passages that answer the question agree")
+        print(disputes.describe(d, result["passages"], corpus) if d["disputed"] else
+              "not disputed: the passages that answer the question agree")
 
 
 COLUMNS = [("questions", "questions", "d"), ("sentences", "sentences", "d"), ("cited_sentence_rate", "cited", ".3f"),
@@ -239,7 +249,8 @@ COLUMNS = [("questions", "questions", "d"), ("sentences", "sentences", "d"), ("c
            ("citation_precision", "c-prec", ".3f"), ("answer_f1", "F1", ".3f"),
            ("seconds_per_question", "s/q", ".1f"), ("seconds_p50", "s/q p50", ".1f"),
            ("judge_seconds_per_sentence", "judge s", ".1f"), ("sentence_verified_precision", "old v-prec", ".3f"),
-           ("verified_precision", "v-prec", ".3f"), ("verified_coverage", "coverage", ".3f")]
+           ("verified_precision", "v-prec", ".3f"), ("verified_coverage", "coverage", ".3f"),
+           ("verified_wrong", "v-wrong", "d"), ("disputed_share", "disputed", ".3f")]
 
 
 def print_table(summaries):

@@ -1,42 +1,67 @@
-"""Week 8 (reliability): is the answer disputed? Passages in the prompt that give different answers.
+"""Week 8 (reliability): is the answer disputed? Passages that give different answers.
 
     python disputes.py "Who designed the Velloran Tower?" --corpus tests/fixtures/injection/corpus
-    python -m experiments.disputes_eval --injection misinformation   # the disputed rate over a set
+    python -m experiments.disputes_eval --counterfactual .rag/cf/test-1to1   # rates over planted false answers
 
-Expected output: the cited answer, then each passage's own answer to the question and, when the passages
-disagree, DISPUTED with every answer and its sources. One model call per passage (~2-4 s each on the embedded
-engine, cached by content in .rag/cache/judge.jsonl).
+Expected output: the cited answer, then each passage's own answer to the question and, when the sources disagree,
+the choice: each answer with its sources (file, page, section), the date a source gives itself, and which side is
+newer. One model call per passage asked (~2-4 s each on the embedded engine, cached by content in
+.rag/cache/judge.jsonl).
 
 Why: a document that calmly states a false fact carries no instruction, so no detector can see it
 (injection_detector.py, generate.injection_markers). What can be seen is that it disagrees with another
-passage. Each passage is asked the question on its own (judge.source_answer: the judge's shared prompt, "not
-stated" when the passage does not answer); answers that agree (answers.answers_match, either way round) form one
-group; two or more groups make the answer DISPUTED, and the user is shown every group with its sources instead
-of one answer picked silently. An answer not copied from its passage (not named in it) is left out, and so is
-every passage that does not name all the names the question is about (answers.about: no call for it): a
-paragraph on another Jiménez answers for its own subject. That rule took false disputes on 30 clean golden
-answers from 13 to 2 and kept 5 of 6 misinformation documents disputed.
+passage. Each passage on the question's subject is asked the question on its own (judge.source_answer: the
+judge's shared prompt, "not stated" when the passage does not answer); answers that agree (answers.answers_match,
+either way round) form one group; two or more groups make the answer DISPUTED, and the user is shown every group
+with its sources instead of one answer picked silently. An answer not copied from its passage (not named in it)
+is left out. A passage is on the subject (on_subject) when it names every name the question is about
+(answers.about: a paragraph on another Jiménez answers for its own subject; that rule took false disputes on 30
+clean golden answers from 13 to 2), or when it is another document under the title of a page the answer cites
+(a mirror, an outdated copy). When the prompt's passages give at most one answer, the check looks past the
+prompt (further(): up to WIDE passages, the best of the fused, dense and BM25 rankings that the prompt does not
+hold): the other side of a disagreement is often just below the prompt's cut.
 Not handled: a multi-hop question's hop passages answer their own hop, not the question; when the model names
-the hop's entity as the passage's answer, a clean multi-hop answer can be marked disputed (measured in
-injection.py's clean rows and labs/week8-graphrag-injection.md). Lists ("A and B") count as one answer.
+the hop's entity as the passage's answer, a clean multi-hop answer can be marked disputed. Lists ("A and B")
+count as one answer. A date is read from the text only (lab/dates.py), not from a file's metadata.
 """
 import argparse
 import sys
+from itertools import zip_longest
 from pathlib import Path
 
 import judge
 import llm
+from lab import dates
 from judge import MAX_SOURCE_CHARS, source_answer
 from lab.answers import NOT_STATED, about, answers_match, named_in, normalize_answer
 from vector_index import CorpusError
 
 
-def passage_answers(question, passages):
-    """[(passage id, its answer)] for the passages about the question's subject (no call for the others) that
-    answer it with words copied from themselves."""
+def cited_titles(result):
+    """{title: the documents it titles} of the passages the answer's sentences cite."""
+    by_id = {p["id"]: p for p in result.get("passages", [])}
+    out = {}
+    for s in result.get("sentences", []):
+        for c in s.get("cites", []):
+            if c in by_id and by_id[c].get("title"):
+                out.setdefault(by_id[c]["title"], set()).add(by_id[c].get("doc"))
+    return out
+
+
+def on_subject(question, p, titles=None):
+    """Whether a passage is about what the question asks: it names every name the question is about
+    (answers.about), or it is another document under the title of a document the answer cites (a mirrored page, an
+    outdated copy: a multi-hop answer's last page seldom names the question's first subject)."""
+    title = p.get("title")
+    return about(question, p["text"]) or bool(titles and title in titles and p.get("doc") not in titles[title])
+
+
+def passage_answers(question, passages, titles=None):
+    """[(passage id, its answer)] for the passages on the question's subject (on_subject; no call for the others)
+    that answer it with words copied from themselves."""
     out = []
     for p in passages:
-        if not about(question, p["text"]):
+        if not on_subject(question, p, titles):
             continue
         reply = source_answer(question, p["text"][:MAX_SOURCE_CHARS])
         said = str(reply["value"]).strip()
@@ -62,18 +87,61 @@ def group_answers(answers, question=""):
     return groups
 
 
-def check(result):
+WIDE = 4   # passages past the prompt's read when the prompt's agree: at most this many calls more per answer
+
+
+def further(question, passages, corpus, n=WIDE, chunker=None, titles=None):
+    """Up to n passages past the prompt's on the question's subject (on_subject), ids W1..Wn: the best of
+    the same query's fused ranking, of dense search alone and of BM25 alone, taken in turn; none that the prompt
+    holds, by chunk or by text. No model call."""
+    from retrieve import retrieve_chunks
+    have = {p.get("chunk_id") for p in passages}
+    texts = {" ".join(p["text"].split()) for p in passages}
+    depth = len(passages) + n
+    how = {"chunker": chunker} if chunker else {}
+    lists = [retrieve_chunks(question, depth, depth, corpus=corpus, method=m, **how)
+             for m in ("fused", "dense", "bm25")]
+    out = []
+    for p in (p for row in zip_longest(*lists) for p in row if p):
+        text = " ".join(p["text"].split())
+        if p["chunk_id"] in have or text in texts or not on_subject(question, p, titles):
+            continue
+        have.add(p["chunk_id"])
+        texts.add(text)
+        out.append({k: v for k, v in p.items() if k in ("chunk_id", "doc", "title", "text", "where")}
+                   | {"id": f"W{len(out) + 1}"})
+        if len(out) == n:
+            break
+    return out
+
+
+def check(result, corpus=None, wide=None, chunker=None):
     """{"disputed", "answers": [{"answer", "sources"}, ...] (every group, even one), "shown_in": the index of the
-    group the shown answer belongs to or None, "calls", "seconds": what the replies cost when first computed, so a
-    rerun from the cache reports the same cost}. No call for an "I don't know"."""
+    group the shown answer belongs to or None, "more": the passages past the prompt's that answered (ids W1..),
+    "read": how many of those were asked, "calls", "seconds": what the replies cost when first computed, so a
+    rerun from the cache reports the same cost}. No call for an "I don't know".
+    Passages are asked when on the question's subject (on_subject). When the prompt's passages give at most one
+    answer and `corpus` is given, up to `wide` (default WIDE)
+    passages further down the rankings of `corpus` (cut by `chunker`) are asked too (further()): the other side of
+    a disagreement is often just below the prompt's cut."""
+    wide = WIDE if wide is None else wide
+    empty = {"disputed": False, "answers": [], "shown_in": None, "more": [], "read": 0, "calls": 0, "seconds": 0.0}
     if result.get("idk") or result.get("error") or not result.get("passages"):
-        return {"disputed": False, "answers": [], "shown_in": None, "calls": 0, "seconds": 0.0}
+        return empty
+    question, more, read, titles = result["question"], [], 0, cited_titles(result)
     with judge.spending() as cost:
-        groups = group_answers(passage_answers(result["question"], result["passages"]), result["question"])
+        said = passage_answers(question, result["passages"], titles)
+        groups = group_answers(said, question)
+        if len(groups) <= 1 and corpus is not None and wide > 0:
+            more = further(question, result["passages"], corpus, wide, chunker, titles)
+            read, found = len(more), passage_answers(question, more, titles)
+            groups = group_answers(said + found, question)
+            answered = {pid for pid, _ in found}
+            more = [p for p in more if p["id"] in answered]
     shown = result.get("answer") or ""
-    home = next((i for i, g in enumerate(groups) if agree(shown, g["answer"], result["question"])), None)
-    return {"disputed": len(groups) >= 2, "answers": groups, "shown_in": home, "calls": cost["calls"],
-            "seconds": cost["seconds"]}
+    home = next((i for i, g in enumerate(groups) if agree(shown, g["answer"], question)), None)
+    return {**empty, "disputed": len(groups) >= 2, "answers": groups, "shown_in": home, "more": more,
+            "read": read, "calls": cost["calls"], "seconds": cost["seconds"]}
 
 
 def _shipped():
@@ -92,7 +160,7 @@ def suspects(d, passages, detector=None):
     detector = detector or _shipped()
     if not d or not d.get("disputed") or detector is None:
         return {}
-    text = {p["id"]: p["text"] for p in passages}
+    text = {p["id"]: p["text"] for p in [*passages, *d.get("more", [])]}
     score = {pid: detector.score(text[pid])[0] for g in d["answers"] for pid in g["sources"] if pid in text}
     sides = [(g, min((score[s] for s in g["sources"] if s in score), default=0.0)) for g in d["answers"]]
     if all(low >= detector.gray for _, low in sides):
@@ -119,10 +187,54 @@ def dispute(result):
     return d if d["disputed"] else None
 
 
-def describe(d):
-    """One line for the CLI: 'DISPUTED: the sources disagree: Imre Dolanski [S1]; Baxter Quill [S3]'."""
-    return "DISPUTED: the sources disagree: " + "; ".join(
-        f"{g['answer']} [{', '.join(g['sources'])}]" for g in d["answers"])
+def sides(d, passages, corpus=None):
+    """A disputed answer as a choice: [{"answer", "sources": [{"id", "title", "where", "date"}], "date", "newer"}],
+    one per group of check()'s dict d. A source's "where" is its file with page and section when it has them;
+    its "date" is the latest the document gives itself (lab/dates.py: 'last updated 3 March 2024'), read from the
+    passage, else from the rest of its document when `corpus` is given. A side's "date" is its sources' latest;
+    "newer" marks the one side whose date is the latest, when at least two sides are dated."""
+    by_id = {p["id"]: p for p in [*passages, *d.get("more", [])]}
+    whole = {}
+    if corpus is not None:
+        from retrieve import get_retriever
+        r = get_retriever(corpus)
+        whole = {doc: " ".join(r.texts[i] for i in r.by_doc.get(doc, []))
+                 for doc in {p.get("doc") for p in by_id.values()} if doc}
+    out = []
+    for g in d["answers"]:
+        shown = []
+        for sid in g["sources"]:
+            p = by_id.get(sid, {})
+            when = dates.stated_date(p.get("text", "")) or dates.stated_date(whole.get(p.get("doc"), ""))
+            shown.append({"id": sid, "title": p.get("title") or p.get("doc") or "", "where": p.get("where") or
+                          p.get("doc") or "", "date": dates.shown(when), "past_prompt": sid.startswith("W")})
+        out.append({"answer": g["answer"], "sources": shown,
+                    "date": max((s["date"] for s in shown if s["date"]), default=""), "newer": False})
+    dated = sorted({o["date"] for o in out if o["date"]})
+    if len(dated) >= 2:
+        for o in out:
+            o["newer"] = o["date"] == dated[-1]
+    return out
+
+
+def source_text(s):
+    """'S1 (velloran.md p. 2 · Design, dated 2024-03-03)' for one source of a side."""
+    bits = [b for b in (s["where"] or s["title"],
+                        f"dated {s['date']}" if s["date"] else "",
+                        "past the passages the model read" if s["past_prompt"] else "") if b]
+    return f"{s['id']} ({', '.join(bits)})" if bits else s["id"]
+
+
+def describe(d, passages=(), corpus=None):
+    """The CLI's lines for a disputed answer, a choice: each answer with its sources and dates, the newer marked.
+    The sources disagree; the answer is one of:
+      - Imre Dolanski: S1 (velloran, dated 2024-03-03) -- the newer
+      - Baxter Quill: W1 (records, past the passages the model read)"""
+    lines = ["The sources disagree; the answer is one of:"]
+    for side in sides(d, passages, corpus):
+        lines.append(f"  - {side['answer']}: " + "; ".join(source_text(s) for s in side["sources"])
+                     + (" -- the newer" if side["newer"] else ""))
+    return "\n".join(lines)
 
 
 def main():
@@ -139,8 +251,9 @@ def main():
         print_result(r)
         for pid, said in passage_answers(r["question"], r["passages"]):
             print(f"  {pid} answers: {said}")
-        d = dispute(r)
-        print("\n" + (describe(d) if d else "not disputed: the passages that answer agree"))
+        d = check(r, corpus=args.corpus)
+        print("\n" + (describe(d, r["passages"], args.corpus) if d["disputed"] else
+                      f"not disputed: the passages that answer agree ({d['read']} more past the prompt asked)"))
     except (ValueError, CorpusError, llm.LLMError) as e:
         sys.exit(f"disputes: {e}")
 

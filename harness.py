@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import answer_check
+import disputes
 import generate as generate_module
 import injection_detector
 import judge
@@ -71,11 +72,19 @@ def cached_answer(name, answer_fn, item, settings=None, fresh=False):
     return kept
 
 
+def where_of(settings):
+    """disputes.check's corpus and chunker for a pattern's settings ({} when they name no corpus: the prompt's
+    passages alone are read)."""
+    settings = settings or {}
+    return {"corpus": Path(settings["corpus"]), "chunker": settings.get("chunker")} if settings.get("corpus") else {}
+
+
 def evaluate(name, answer_fn, items, settings=None, fresh=False, progress=True):
-    """Answer each golden item with answer_fn(question) -> a generate()-shaped result, verify its
-    citations, and return one row per question. Answers are cached under answer_key() and rows under row_key(),
-    so an interrupted run resumes, a rerun is instant, and a new judge re-judges the cached answers without
-    asking for them again; fresh=True recomputes both."""
+    """Answer each golden item with answer_fn(question) -> a generate()-shaped result, check it as the page does
+    (whether its sources disagree, disputes.check; its citations, verify; the answer, answer_check) and return one
+    row per question: its status is what the user is shown. Answers are cached under answer_key() and rows under
+    row_key(), so an interrupted run resumes, a rerun is instant, and a new judge re-judges the cached answers
+    without asking for them again; fresh=True recomputes both."""
     from tqdm import tqdm
     store, rows = Cache("rows"), []
     for item in tqdm(items, desc=name, unit="q", file=sys.stderr, disable=not progress):
@@ -85,9 +94,14 @@ def evaluate(name, answer_fn, items, settings=None, fresh=False, progress=True):
             continue
         kept = cached_answer(name, answer_fn, item, settings, fresh)
         with judge.spending() as judged:   # cached verdicts count what they cost when first judged
-            verdicts = verify(kept["result"])
+            with judge.spending() as disputing:   # as the page checks: do the sources disagree? (disputes.check)
+                dispute = disputes.check(kept["result"], **where_of(settings))
+            verdicts = verify(kept["result"], dispute)
         with judge.spending() as checking:
-            checked = answer_check.check(kept["result"], verdicts)
+            checked = answer_check.check(kept["result"], verdicts, dispute)
+        checked["dispute"] = {"disputed": dispute["disputed"], "answers": dispute["answers"] if dispute["disputed"]
+                              else None, "read": dispute["read"], "calls": disputing["calls"],
+                              "seconds": round(disputing["seconds"], 3)}
         # what the answer check added: its replies the sentence judge did not already ask for
         extra = [cs for k, cs in checking["replies"].items() if k not in judged["replies"]]
         checked["cost"] = {"calls": sum(c for c, _ in extra), "seconds": round(sum(s for _, s in extra), 3)}
@@ -205,7 +219,7 @@ def pattern_main(name, args, answer, kw, stats_of, summarize_stats, describe=lam
         if question:
             r = answer(question)
             steps.print_trace(r["trace"])
-            print_checked(r)
+            print_checked(r, corpus=args.corpus)
             print(f"\n{describe(r)}" + steps.cost_line(r["cost"], "wall_seconds"))
             return
         items = eval_items(args.golden, args.eval, args.corpus, args.chunker)

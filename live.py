@@ -29,8 +29,8 @@ from vector_index import CorpusError
 
 
 class Live:
-    def __init__(self, answer, stop=None):
-        self.answer, self.stop = answer, stop or threading.Event()
+    def __init__(self, answer, stop=None, corpus=None):
+        self.answer, self.stop, self.corpus = answer, stop or threading.Event(), corpus
         self.stage, self.written, self.short, self.steps = "retrieving and answering", [], None, []
         self.result = self.dispute = self.checked = self.error = self.dispute_error = self.judge_error = None
         self.verdicts, self.checks, self.judge = [], [], {}
@@ -94,7 +94,9 @@ class Live:
             # the disagreement check first: a side of it that reads like an instruction is quarantined by verify()
             self.stage = "checking whether the sources disagree (one call per passage about the question)"
             try:
-                self.dispute = disputes.check(self.result)
+                self.dispute = disputes.check(self.result, corpus=self.corpus)
+                if self.dispute["disputed"]:   # shown as a choice: each answer, its sources, which is newer
+                    self.dispute["sides"] = disputes.sides(self.dispute, self.result["passages"], self.corpus)
                 self._took("disagreement check")
             except llm.Stopped:
                 raise

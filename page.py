@@ -12,6 +12,7 @@ import html
 from pathlib import Path
 
 import answer_check
+import disputes
 from citations import answer_status
 from lab import links, spans, steps
 
@@ -39,8 +40,9 @@ white-space:normal}
 .short{font-size:1.25em;font-weight:700;margin-bottom:6px}.short.unverified{color:#8a1c13}\
 .short.unconfirmed{font-weight:400;font-size:1em}.chip.verified{background:#c8f0cf}.chip.supported{background:#fff1c2}\
 .chip.unanswered,.chip.disputed{background:#fbd3d0}
-.disputed{display:inline-block;margin:2px 0 8px;padding:1px 9px;border-radius:9px;background:#fdeccb;color:#6b4300;\
-border:1px solid #d9962b}
+.choice{margin:2px 0 8px;padding:6px 10px;border-radius:6px;background:#fdf3e1;border:1px solid #d9962b}\
+.choice ul{margin:4px 0 0 0;padding-left:20px}.choice .from{color:#555;font-size:.9em}.choice .newer{margin-left:6px;\
+padding:0 6px;border-radius:8px;background:#e3ecfb;font-size:.85em}.choice .mine{color:#666;font-size:.9em}
 .said{color:#666;margin-bottom:6px}.said s{color:#999}.notice{padding:6px 10px;border-radius:6px;background:#fff1c7}
 .status{padding:6px 10px;border-radius:6px;background:#eef3ff}.status.error{background:#fbd3d0}\
 .status.done{background:#c8f0cf}\
@@ -119,6 +121,8 @@ def render_answer(result, verdicts, notice=None, dispute=None, checked=None, liv
         title = f"score {checked['score']:.2f}, calibration {checked['calibration']}"
         out.append(f'<div class="short" data-answer {said} data-status="verified">{esc(result.get("answer", ""))}'
                    f' <span class="chip verified" data-check="verified" title="{esc(title)}">verified</span></div>')
+    elif dispute and dispute.get("disputed") and status == "disputed":   # a choice, no headline: render_choice
+        pass
     elif checked and status not in ("idk", "failed", "unchecked"):  # shown, never as the headline
         why = "; ".join(checked["reasons"]) or answer_check.STATUS_TEXT[status]
         out.append(f'<div class="short unconfirmed" data-answer="" {said} data-status="{status}">'
@@ -130,9 +134,7 @@ def render_answer(result, verdicts, notice=None, dispute=None, checked=None, liv
         out.append(f'<div class="short{weight}" data-answer {said} data-status="{status}">'
                    f'{esc(result.get("answer", ""))}</div>')
     if dispute and dispute.get("disputed"):
-        groups = "; ".join(f'<b>{esc(g["answer"])}</b> [{esc(", ".join(g["sources"]))}]' for g in dispute["answers"])
-        out.append(f'<div class="disputed" data-disputed="{len(dispute["answers"])}">DISPUTED: the sources disagree: '
-                   f'{groups}</div>')
+        out.append(render_choice(result, dispute, said))
     if result.get("error"):
         out.append(f'<div class="notice">The model\'s reply was unusable: {esc(result["error"])}</div>')
     unknown = {"writing": "checking", "checking": "checking", "stopped": "stopped"}.get(live, "unchecked")
@@ -158,6 +160,25 @@ def render_answer(result, verdicts, notice=None, dispute=None, checked=None, liv
         out.append(f"<details><summary>sources given to the model ({len(result['passages'])})</summary>"
                    f"<ul>{rows}</ul></details>")
     return f'<div class="answer">{"".join(out)}</div>'
+
+
+def render_choice(result, dispute, said=""):
+    """A disputed answer as a choice, never a headline: "The sources disagree", then each answer the sources give
+    (plain text, none bold), its sources with file, page and section, the date a source gives itself, and "newer"
+    on the side whose date is the latest (disputes.sides; dispute["sides"] when the check made them with the
+    corpus); the side the model's answer belongs to says so."""
+    choice = dispute.get("sides") or disputes.sides(dispute, result.get("passages", []))
+    items = []
+    for n, side in enumerate(choice):
+        srcs = "; ".join(f'<span class="src" data-source="{esc(s["id"])}" data-date="{esc(s["date"])}">'
+                         f'{esc(disputes.source_text(s))}</span>' for s in side["sources"])
+        mine = ' <span class="mine">(the model\'s answer)</span>' if n == dispute.get("shown_in") else ""
+        newer = ' <span class="newer" data-newer>newer</span>' if side["newer"] else ""
+        items.append(f'<li class="side" data-side="{esc(side["answer"])}">{esc(side["answer"])}{mine}{newer}'
+                     f'<div class="from">{srcs}</div></li>')
+    return (f'<div class="choice" data-disputed="{len(choice)}" data-status="disputed" {said}>'
+            f'<div class="lead">The sources disagree. They give {len(choice)} answers; which holds depends on the '
+            f'source:</div><ul>{"".join(items)}</ul></div>')
 
 
 def route_line(result, pattern):

@@ -14,12 +14,13 @@ questions, each with "false_answer", "true_docs" (its supporting documents that 
 
 For each question of the split, every supporting document whose text states the golden answer (or an alias) is a
 true document. Its false copy is the same file with every mention of the answer replaced by a false one: another
-name, year or number of the same shape that the question's own supporting documents give (what a page that gets
-the fact wrong would say), else another golden answer of the same kind (its question asks the same: who, when,
-where, how many, which language, other; the answer has the same shape: a year, a number, a capitalised name, a
-phrase), never one that matches the true answer, chosen by a hash of the question's id (the same on every machine).
-The ratio says what sits in the corpus:
-- `all`: only false: each true document is replaced by its copy, under the same name;
+golden answer of the same kind (its question asks the same: who, when, where, how many, which language, other; the
+answer has the same shape: a year, a number, a capitalised name, a phrase), never one that matches the true answer
+and never one that the question or its supporting documents name (so a false answer shown comes from a false
+copy, not from a true page that names it for something else), chosen by a hash of the question's id (the same on
+every machine). The ratio (false:true) says what sits in the corpus:
+- `all`: only false: each true document is replaced by its copy, under the same name (nothing left to disagree);
+- `3:1`: the true document and three false copies;
 - `1:1`: the true document and one false copy;
 - `1:3`: one false copy of four documents: the true one, two true copies and the false one.
 Copies are named `<doc>--copy-N` and keep the document's title: mirrored pages, as web text has them.
@@ -37,14 +38,13 @@ import re
 import sys
 from pathlib import Path
 
-from lab import spans
 from lab.answers import answers_match, normalize_answer
 from lab.documents import doc_id
 from lab.links import split_of
 from retrieve import CORPUS_DIR, GOLDEN, load_golden
 from vector_index import CorpusError
 
-RATIOS = {"all": (0, 1), "1:1": (1, 1), "1:3": (3, 1)}   # (true documents, false copies) per true document
+RATIOS = {"all": (0, 1), "3:1": (1, 3), "1:1": (1, 1), "1:3": (3, 1)}   # false:true -> (true documents, false copies)
 EDITABLE = (".txt", ".md", ".html", ".htm")
 
 
@@ -61,7 +61,7 @@ def shape(answer):
 
 
 ASKS = [("when", r"^(when|in what year|what year|which year|in which year)\b"),
-        ("how many", r"^(how many|how much|how long|how old|how tall|how far)\b"),
+        ("how many", r"^(how many|how much|how long|how old|how tall|how high|how far)\b"),
         ("where", r"^(where|in what (city|country|state|county|town)|in which (city|country|state|county|town)|"
                   r"what (city|country|state|county|town)|which (city|country|state|county|town))\b"),
         ("who", r"^(who|whom|whose)\b"), ("language", r"\blanguage\b")]
@@ -78,21 +78,18 @@ def kind(item):
     return asks(item["question"]), shape(item["answer"])
 
 
-SPAN_OF = {"year": "date", "number": "number", "name": "name"}   # a shape -> the lab's span kind (lab/spans.py)
 
 
 def false_answer(item, pool, texts=()):
-    """A false answer of the same kind that matches none of the item's answers, picked by a hash of the item's id:
-    first another span of the answer's kind in the item's own supporting documents (`texts`: a name they name, a
-    year or number they give; what a page that gets the fact wrong would say), else another golden answer of the
-    same kind (kind()); None when there is none."""
+    """A false answer of the same kind (kind()) that matches none of the item's answers: another golden answer
+    whose question asks the same and whose shape is the same, picked by a hash of the item's id. Never one that the
+    question or the item's own supporting documents (`texts`) name: a value they name for something else would be
+    "shown" by an answer that was never misled by a false copy. None when there is none."""
     mine, said = kind(item), [item["answer"], *item.get("aliases", [])]
+    known = normalize_answer(" ".join([item["question"], *texts]))
     differs = lambda v: len(v) > 1 and not any(answers_match(v, a) or answers_match(a, v) for a in said) \
-        and normalize_answer(v) not in normalize_answer(item["question"])
-    size = len(item["answer"].split())
-    near = sorted({v for t in texts for v in (c.split(". ")[0].strip() for c in spans.candidates(t, SPAN_OF[mine[1]]))
-                   if differs(v) and shape(v) == mine[1] and len(v.split()) <= size + 2}) if mine[1] in SPAN_OF else []
-    others = near or sorted({g["answer"] for g in pool if kind(g) == mine and differs(g["answer"])})
+        and f" {normalize_answer(v)} " not in f" {known} "
+    others = sorted({g["answer"] for g in pool if kind(g) == mine and differs(g["answer"])})
     if mine[1] is None or not others:
         return None
     return others[int(hashlib.sha256(item["id"].encode()).hexdigest(), 16) % len(others)]
@@ -136,9 +133,10 @@ def build(corpus, golden, split, ratio, out):
                 continue
             for n in range(1, keep_true):   # true copies (1:3): mirrored pages
                 copies[f"{d}--copy-{n}{suffix}"] = text
-            name = f"{d}--copy-{keep_true}{suffix}"
-            copies[name] = false_text
-            made.append(doc_id(Path(name)))
+            for n in range(keep_true, keep_true + n_false):   # false copies: one, or three (3:1)
+                name = f"{d}--copy-{n}{suffix}"
+                copies[name] = false_text
+                made.append(doc_id(Path(name)))
         kept.append({**item, "false_answer": wrong, "true_docs": docs, "false_docs": made, "ratio": ratio})
     target = out / "corpus"
     target.mkdir(parents=True, exist_ok=True)
@@ -162,7 +160,8 @@ def main(argv=None):
     ap.add_argument("--golden", type=Path, default=GOLDEN, help="its golden questions")
     ap.add_argument("--split", choices=("dev", "test"), help="one half (links.split_of; default: every question)")
     ap.add_argument("--ratio", choices=list(RATIOS), default="1:1",
-                    help="all: only false copies; 1:1: the true document and a false copy; 1:3: one false of four")
+                    help="false:true. all: only false copies; 3:1: the true document and three false copies; "
+                         "1:1: the true document and a false copy; 1:3: one false of four")
     ap.add_argument("--out", type=Path, required=True, help="the folder to write (OUT/corpus, OUT/golden.json)")
     args = ap.parse_args(argv)
     if not args.corpus.is_dir():

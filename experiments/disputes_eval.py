@@ -1,54 +1,89 @@
-"""Week 8 (reliability): how often disputes.py marks an answer disputed, on attacks and on clean questions.
+"""Week 8 (reliability): how often an answer is shown disputed, and what the user then sees, on attacks, on
+planted false answers and on clean questions.
 
+    python -m experiments.counterfactual --split test --ratio 1:1 --out .rag/cf/test-1to1   # seconds, no model
+    python -m experiments.disputes_eval --counterfactual .rag/cf/test-1to1 --json results/disputes_cf_test_1to1.json
+    python -m experiments.disputes_eval --golden 60 --split test --json results/disputes_golden_test.json
     python -m experiments.disputes_eval --injection misinformation --json results/disputes_misinformation.json
-    python -m experiments.disputes_eval --golden 30 --json results/disputes_golden.json   # false disputes
-    python -m experiments.disputes_eval --golden 30 --wide 4   # also looking past the prompt's passages
+    python -m experiments.disputes_eval --golden 30 --wide 0   # the prompt's passages alone (before issue 48)
 
-Expected output: one line per set with the disputed rate, the calls and seconds disputes.check() added, then
-each disputed question with its groups of answers and their sources. --injection reads the answers injection.py
-scored (json prompt, the injected document in the prompt), --golden those verify_citations.py made (the same
-cached answers: no new answer call). One model call per passage, cached by content in .rag/cache/judge.jsonl.
---wide N also asks the next N passages retrieval ranks below the prompt's (ids W1..WN) and reports, beside the
-prompt's own disputed rate, the rate when they are read too: does looking past the prompt find disagreements the
-prompt alone misses, and how many false ones does it add?
+Expected output: one line per set with the disputed rate, what the user is shown (the answer check's status:
+verified, supported, disputed...), the false answers shown without "disputed" and shown as verified, and what the
+dispute check cost (calls and seconds per answer, p50, and what looking past the prompt added), then each question
+the check got wrong. Answers are the cached ones: --counterfactual and --golden answer as verify_citations.py does
+(generate(), json prompt, k=4: the same cache keys), --injection reads the answers injection.py scored. Each
+answer is then checked as the page checks it (disputes.check looking up to --wide passages past the prompt,
+citations.verify, answer_check.check). One model call per passage asked, cached by content in .rag/cache/judge.jsonl.
+
+A counterfactual folder (experiments/counterfactual.py) holds a corpus where the documents that state each
+answer sit beside copies with another value; a row's false answer is "shown" when the short answer or a sentence
+names it (injection.mentions, as injection.py scores a target).
 """
 import argparse
+import json
+import statistics
 import sys
 from pathlib import Path
 
+import answer_check
 import harness
 import injection
 import llm
-from disputes import check, suspects
+from citations import verify
+from disputes import WIDE, check, suspects
 from lab import cache
-from retrieve import CORPUS_DIR, GOLDEN, eval_items, retrieve_chunks
-from vector_index import build_index
+from retrieve import CORPUS_DIR, GOLDEN, eval_items
+from vector_index import CorpusError, build_index
 
 
-def widened(result, n, corpus):
-    """The result with the next n passages retrieval ranks below its own (ids W1..Wn) added to its passages."""
-    if not n or not result.get("passages"):
-        return result
-    have = {p.get("chunk_id") for p in result["passages"]}
-    more = [p for p in retrieve_chunks(result["question"], len(result["passages"]) + n, corpus=corpus)
-            if p["chunk_id"] not in have][:n]
-    return {**result, "passages": result["passages"] + [{**p, "id": f"W{i}"} for i, p in enumerate(more, 1)]}
+def seen(result, corpus, wide=WIDE):
+    """What the user is shown for one answer, checked as the page checks it: {"disputed" (looking past the prompt
+    as disputes.check does with `wide`), "prompt_disputed" (the prompt's passages alone), "answers", "status" (the
+    answer check's, with the dispute; "prompt_status": with the prompt's alone), "quarantined", "read" (passages
+    past the prompt asked), "calls" and "seconds" of the prompt's check, "wide_calls" and "wide_seconds" that
+    looking further added}."""
+    alone = check(result)   # the prompt's passages alone (their replies are then cached for the wide check)
+    d = check(result, corpus=corpus, wide=wide) if wide else alone
+    status = answer_check.check(result, verify(result, d), d)["status"]
+    before = status if d is alone else answer_check.check(result, verify(result, alone), alone)["status"]
+    return {"disputed": d["disputed"], "prompt_disputed": alone["disputed"], "prompt_status": before,
+            "answers": d["answers"] if d["disputed"] else None, "status": status, "answer": result.get("answer"),
+            "quarantined": sorted(suspects(d, result["passages"])), "passages": len(result["passages"]),
+            "read": d["read"], "calls": alone["calls"], "seconds": round(alone["seconds"], 2),
+            "wide_calls": d["calls"] - alone["calls"], "wide_seconds": round(d["seconds"] - alone["seconds"], 2)}
 
 
-def scored(result, wide, corpus):
-    """row() of the prompt's dispute check and, with wide, of the one that also reads the next `wide` passages."""
-    d = check(result)
-    out = row(d, result["passages"])
-    if wide:
-        w = check(widened(result, wide, corpus))
-        out["wide"] = {"disputed": w["disputed"], "answers": w["answers"] if w["disputed"] else None,
-                       "calls": w["calls"] - d["calls"], "seconds": round(w["seconds"] - d["seconds"], 2)}
-    return out
+def named(result, value):
+    """Whether the short answer or a sentence of the result names `value` (injection.mentions)."""
+    return bool(value) and (injection.mentions(result.get("answer") or "", value)
+                            or any(injection.mentions(s["text"], value) for s in result.get("sentences", [])))
 
 
-def eval_injection(families, k=4, wide=0):
-    """Share of injected questions of these families whose answer (json prompt, the injected document in the
-    prompt as injection.py puts it) is marked disputed, with the calls and seconds dispute() added."""
+def eval_counterfactual(folder, wide=WIDE, limit=0):
+    """Rows of a counterfactual folder's questions (OUT/golden.json over OUT/corpus), answered by generate() as
+    verify_citations.py answers, then checked as the page checks: false_shown, true_shown and seen()."""
+    from tqdm import tqdm
+    folder = Path(folder)
+    corpus, golden = folder / "corpus", folder / "golden.json"
+    if not golden.is_file() or not corpus.is_dir():
+        raise CorpusError(f"{folder} is not a counterfactual folder (python -m experiments.counterfactual --out DIR)")
+    items = json.loads(golden.read_text(encoding="utf-8"))
+    items = items[:limit] if limit > 0 else items
+    build_index(corpus, progress=False)
+    name, answer_fn, settings = harness.run_args(corpus=corpus)
+    rows = []
+    for item in tqdm(items, desc="counterfactual", unit="q", file=sys.stderr):
+        result = harness.cached_answer(name, answer_fn, item, settings)["result"]
+        rows.append({"id": item["id"], "type": item["type"], "ratio": item["ratio"], "false": item["false_answer"],
+                     "false_shown": named(result, item["false_answer"]),
+                     "true_shown": any(named(result, a) for a in [item["answer"], *item.get("aliases", [])]),
+                     **seen(result, corpus, wide)})
+    return rows
+
+
+def eval_injection(families, k=4, wide=WIDE):
+    """Rows of the injected questions of these families (json prompt, the injected document in the prompt as
+    injection.py puts it): the target shown as the false answer, and seen()."""
     from tqdm import tqdm
     items = [i for i in injection.load_items(injection.GOLDEN) if i["attack"]["kind"] in families]
     build_index(injection.CORPUS, progress=False)   # up to date first: the answers are keyed by what it holds
@@ -56,94 +91,130 @@ def eval_injection(families, k=4, wide=0):
     rows = []
     for item in tqdm(items, desc="disputes", unit="q", file=sys.stderr):
         result = get(item)["result"]
-        rows.append({"id": item["id"], "kind": item["attack"]["kind"], **scored(result, wide, injection.CORPUS)})
-    return {**summary(rows), "rows": rows}
-
-
-def eval_golden(n, wide=0):
-    """False disputes: the disputed rate on n clean golden questions (half single, half multi-hop), answered by
-    generate() as verify_citations.py answers them (its cached answers are reused: same key)."""
-    from tqdm import tqdm
-    name, answer_fn, settings = harness.run_args()
-    rows = []
-    for item in tqdm(eval_items(GOLDEN, n), desc="disputes", unit="q", file=sys.stderr):
-        result = harness.cached_answer(name, answer_fn, item, settings)["result"]
-        rows.append({"id": item["id"], "type": item["type"], **scored(result, wide, CORPUS_DIR)})
+        rows.append({"id": item["id"], "kind": item["attack"]["kind"], "false": item["attack"]["target"],
+                     "false_shown": named(result, item["attack"]["target"]),
+                     "true_shown": any(named(result, a) for a in [item["answer"], *item["aliases"]]),
+                     **seen(result, injection.CORPUS, wide)})
     return rows
 
 
-def row(d, passages):
-    """check()'s dict as a JSON row: the groups only when disputed, and the passages that verify() would then
-    quarantine as the side that reads like an instruction (suspects)."""
-    return {"disputed": d["disputed"], "answers": d["answers"] if d["disputed"] else None,
-            "quarantined": sorted(suspects(d, passages)), "passages": len(passages),
-            "calls": d["calls"], "seconds": round(d["seconds"], 2)}
+def eval_golden(n, wide=WIDE, split=None):
+    """Rows of n clean golden questions (half single, half multi-hop; one split of them with `split`), answered by
+    generate() as verify_citations.py answers them (its cached answers are reused: same key): every dispute is a
+    false one or a real disagreement of corpus/; right, and seen()."""
+    from tqdm import tqdm
+    name, answer_fn, settings = harness.run_args()
+    rows = []
+    for item in tqdm(eval_items(GOLDEN, n, split=split), desc="disputes", unit="q", file=sys.stderr):
+        result = harness.cached_answer(name, answer_fn, item, settings)["result"]
+        rows.append({"id": item["id"], "type": item["type"], "right": answer_check.right(result["answer"], item)
+                     and not result.get("idk"), **seen(result, CORPUS_DIR, wide)})
+    return rows
+
+
+def p50(values):
+    return statistics.median(values) if values else 0.0
 
 
 def summary(rows):
+    """Rates over rows: disputed (and by the prompt alone), verified, and when the rows have a false answer, how
+    often it was shown, shown without "disputed", shown as verified; when they have `right`, the verified
+    precision and coverage; the dispute check's calls and seconds per answer (mean, p50) and what looking past the
+    prompt added."""
     n = max(1, len(rows))
-    wide = {"wide_disputed": sum(r["wide"]["disputed"] for r in rows) / n,
-            "wide_calls_per_q": sum(r["wide"]["calls"] for r in rows) / n} if rows and "wide" in rows[0] else {}
-    return {"n": len(rows), "disputed": sum(r["disputed"] for r in rows) / n, **wide,
-            "conflict_quarantined": sum(len(r["quarantined"]) for r in rows) / max(1, sum(r["passages"] for r in rows)),
-            "calls_per_q": sum(r["calls"] for r in rows) / n, "seconds_per_q": sum(r["seconds"] for r in rows) / n}
+    rate = lambda f: sum(1 for r in rows if f(r)) / n
+    out = {"n": len(rows), "disputed": rate(lambda r: r["disputed"]), "prompt_disputed":
+           rate(lambda r: r["prompt_disputed"]), "verified": rate(lambda r: r["status"] == "verified"),
+           "calls_per_q": sum(r["calls"] for r in rows) / n, "seconds_p50": p50([r["seconds"] for r in rows]),
+           "wide_calls_per_q": sum(r["wide_calls"] for r in rows) / n,
+           "wide_calls_p50": p50([r["wide_calls"] for r in rows]),
+           "wide_seconds_p50": p50([r["wide_seconds"] for r in rows]),
+           "wide_seconds_per_q": sum(r["wide_seconds"] for r in rows) / n}
+    if rows and "false_shown" in rows[0]:
+        out.update({"false_shown": rate(lambda r: r["false_shown"]), "true_shown": rate(lambda r: r["true_shown"]),
+                    "false_silent": rate(lambda r: r["false_shown"] and not r["disputed"]),
+                    "false_verified": rate(lambda r: r["false_shown"] and r["status"] == "verified")})
+    if rows and "right" in rows[0]:
+        shown = [r for r in rows if r["status"] == "verified"]
+        right = sum(r["right"] for r in rows)
+        out.update({"right": right, "verified_n": len(shown), "wrong_verified": sum(not r["right"] for r in shown),
+                    "verified_precision": sum(r["right"] for r in shown) / max(1, len(shown)),
+                    "verified_coverage": sum(r["right"] for r in shown) / max(1, right)})
+    return out
 
 
-def wide_text(s):
-    """'; with the next passages: disputed 0.150 (+0.8 calls per question)' when --wide ran, else ''."""
-    return (f"; with the next passages too: disputed {s['wide_disputed']:.3f} (+{s['wide_calls_per_q']:.1f} calls "
-            f"per question)") if "wide_disputed" in s else ""
+def line(name, s):
+    """One printed line of a summary."""
+    out = f"{name:8} n={s['n']:3d} disputed {s['disputed']:.3f} (prompt alone {s['prompt_disputed']:.3f})"
+    if "false_shown" in s:
+        out += (f"; false shown {s['false_shown']:.3f}, without 'disputed' {s['false_silent']:.3f}, as verified "
+                f"{s['false_verified']:.3f}; true shown {s['true_shown']:.3f}")
+    if "verified_n" in s:
+        out += (f"; verified {s['verified_n']} (precision {s['verified_precision']:.3f}, coverage "
+                f"{s['verified_coverage']:.3f}, wrong {s['wrong_verified']})")
+    return out + (f"; check {s['calls_per_q']:.1f} calls/q, {s['seconds_p50']:.1f} s p50; looking past the prompt "
+                  f"+{s['wide_calls_per_q']:.1f} calls/q (p50 {s['wide_calls_p50']:.0f}), "
+                  f"+{s['wide_seconds_p50']:.1f} s p50")
+
+
+def groups_text(r):
+    return "; ".join(f"{g['answer']} [{', '.join(g['sources'])}]" for g in r["answers"] or [])
+
+
+def report(rows, by, what):
+    """Print the summary lines (all, then per value of `by`) and each row the check got wrong."""
+    for value in sorted({r[by] for r in rows}):
+        print(line(str(value), summary([r for r in rows if r[by] == value])))
+    print(line("all", summary(rows)))
+    for r in rows:
+        missed = r.get("false_shown") and not r["disputed"]
+        false = "right" in r and r["disputed"]
+        if missed or false or (r.get("false_shown") and r["status"] == "verified"):
+            tag = "VERIFIED FALSE" if r.get("false_shown") and r["status"] == "verified" else \
+                "silent" if missed else "disputed"
+            print(f"  {tag:14} {r['id'][:36]:36} {r[by]:6} [{r['status']}] {r.get('answer')!r:.40} "
+                  + (f"(false: {r['false']}) " if "false" in r else "") + groups_text(r))
 
 
 def main():
-    ap = argparse.ArgumentParser(description="The disputed rate of answers: on injected documents or on clean golden "
-                                 "questions.")
-    ap.add_argument("--injection", metavar="FAMILIES", help="the disputed rate on these injection families "
-                    "(comma-separated, e.g. misinformation), json prompt, from tests/fixtures/injection")
+    ap = argparse.ArgumentParser(description="The disputed rate of answers, and what the user is shown: on planted "
+                                 "false answers (counterfactual folders), injected documents or clean questions.")
+    ap.add_argument("--counterfactual", type=Path, metavar="DIR", action="append",
+                    help="a folder made by experiments.counterfactual (repeat for several ratios)")
+    ap.add_argument("--injection", metavar="FAMILIES", help="these injection families (comma-separated, e.g. "
+                    "misinformation), json prompt, from tests/fixtures/injection")
     ap.add_argument("--golden", type=int, metavar="N", help="false disputes on N clean golden questions")
+    ap.add_argument("--split", choices=("dev", "test"), help="--golden: one half of golden.json")
+    ap.add_argument("--limit", type=int, default=0, help="--counterfactual: the first N questions of each folder")
     ap.add_argument("--k", type=int, default=4, help="passages in the prompt (--injection)")
-    ap.add_argument("--wide", type=int, default=0, metavar="N",
-                    help="also check the next N retrieved passages beyond the prompt's, and report both rates")
-    ap.add_argument("--json", type=Path, help="write the figures here")
+    ap.add_argument("--wide", type=int, default=WIDE, metavar="N",
+                    help=f"passages past the prompt's asked when the prompt's give at most one answer (default "
+                         f"{WIDE}; 0: the prompt's only)")
+    ap.add_argument("--json", type=Path, help="write the figures and rows here")
     args = ap.parse_args()
-    if not (args.golden or args.injection):
-        ap.error("choose --injection FAMILIES or --golden N")
-    if args.golden:
-        rows = eval_golden(args.golden, args.wide)
-        report = {**summary(rows), "rows": rows}
-        for t in ("single", "multi"):
-            part = summary([r for r in rows if r["type"] == t])
-            print(f"{t:6} n={part['n']:3d} disputed {part['disputed']:.3f}" + wide_text(part))
-        print(f"all    n={report['n']:3d} disputed {report['disputed']:.3f} (clean questions: every one is a false "
-              f"dispute or a real disagreement of corpus/); {report['calls_per_q']:.1f} calls, "
-              f"{report['seconds_per_q']:.1f} s per question; clean passages quarantined as the side of a dispute "
-              f"that reads like an instruction: {report['conflict_quarantined']:.4f} of "
-              f"{sum(r['passages'] for r in rows)}" + wide_text(report))
-        for r in rows:
-            if r["disputed"]:
-                groups = "; ".join(f"{g['answer']} [{', '.join(g['sources'])}]" for g in r["answers"])
-                lost = f"  (quarantined: {', '.join(r['quarantined'])})" if r["quarantined"] else ""
-                print(f"  {r['id'][:40]:40} {r['type']:6} {groups}{lost}")
-        for r in rows:
-            if r.get("wide", {}).get("disputed") and not r["disputed"]:   # found only past the prompt
-                print(f"+ {r['id'][:40]:40} {r['type']:6} "
-                      + "; ".join(f"{g['answer']} [{', '.join(g['sources'])}]" for g in r["wide"]["answers"]))
-        if args.json:
-            cache.write_json(args.json, {"golden": args.golden, "model": llm.engine_info(), **report})
-        return
-    if args.injection:
-        report = eval_injection(args.injection.split(","), args.k, args.wide)
-        print(f"disputed {report['disputed']:.3f} of n={report['n']} ({args.injection}); dispute() added "
-              f"{report['calls_per_q']:.1f} calls and {report['seconds_per_q']:.1f} s per question"
-              + wide_text(report))
-        for r in report["rows"]:
-            print(f"  {r['id']:8} {r['kind']:15} {'DISPUTED' if r['disputed'] else 'agree':8} "
-                  + "; ".join(f"{g['answer']} [{', '.join(g['sources'])}]" for g in r["answers"] or [])
-                  + (f"  (with the next passages: {'DISPUTED' if r['wide']['disputed'] else 'agree'})"
-                     if "wide" in r else ""))
-        if args.json:
-            cache.write_json(args.json, {"families": args.injection, "model": llm.engine_info(), **report})
-        return
+    if not (args.golden or args.injection or args.counterfactual):
+        ap.error("choose --counterfactual DIR, --injection FAMILIES or --golden N")
+    try:
+        print(f"model: {llm.engine_info()['engine']} {llm.engine_info()['model']}; wide={args.wide}")
+        if args.counterfactual:
+            rows, by = [r for f in args.counterfactual for r in eval_counterfactual(f, args.wide, args.limit)], "ratio"
+            what = {"counterfactual": [cache.portable(str(f)) for f in args.counterfactual], "limit": args.limit}
+        elif args.golden:
+            rows, by, what = eval_golden(args.golden, args.wide, args.split), "type", {"golden": args.golden,
+                                                                                       "split": args.split}
+        else:
+            rows, by, what = eval_injection(args.injection.split(","), args.k, args.wide), "kind", \
+                {"families": args.injection}
+    except (ValueError, CorpusError) as e:
+        sys.exit(f"disputes_eval: {e}")
+    except llm.LLMError as e:
+        sys.exit(f"disputes_eval: {e} (answers and replies so far are cached: rerun to resume)")
+    report(rows, by, what)
+    if args.json:
+        parts = {str(v): summary([r for r in rows if r[by] == v]) for v in sorted({r[by] for r in rows})}
+        cache.write_json(args.json, {**what, "wide": args.wide, "model": llm.engine_info(), **summary(rows),
+                                     "by": parts, "rows": rows})
+        print(f"wrote {args.json}")
 
 
 if __name__ == "__main__":

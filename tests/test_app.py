@@ -144,13 +144,25 @@ def test_a_spelled_out_code_is_said_under_the_sentence_that_names_it():
     assert "data-spelled" not in page.render_answer({**result, "spelled": None}, None)
 
 
-def test_disputed_answer_shows_every_answer_with_its_sources():
-    result = {"answer": "Baxter <Quill>", "passages": [PASSAGE], "sentences": []}
-    d = {"disputed": True, "answers": [{"answer": "Imre Dolanski", "sources": ["S1", "S4"]},
-                                        {"answer": "Baxter <Quill>", "sources": ["S3"]}], "shown_in": 1}
-    out = page.render_answer(result, [], dispute=d)
-    assert ('<div class="disputed" data-disputed="2">DISPUTED: the sources disagree: <b>Imre Dolanski</b> [S1, S4]; '
-            '<b>Baxter &lt;Quill&gt;</b> [S3]</div>') in out
+def test_a_disputed_answer_is_a_choice_with_sources_dates_and_no_headline():
+    result = {"answer": "Baxter <Quill>", "passages": [
+        {**PASSAGE, "where": "tower.pdf p. 2 · Design",
+         "text": "Velloran Tower, designed by Imre Dolanski. Last updated 3 March 2024."},
+        {**PASSAGE, "id": "S3", "chunk_id": "old#0", "doc": "old", "title": "Old page", "where": "",
+         "text": "Velloran Tower, designed by Baxter Quill (revised January 2019)."}], "sentences": []}
+    d = {"disputed": True, "answers": [{"answer": "Imre Dolanski", "sources": ["S1"]},
+                                        {"answer": "Baxter <Quill>", "sources": ["S3", "W1"]}], "shown_in": 1,
+         "more": [{"id": "W1", "chunk_id": "far#0", "doc": "far", "title": "Far page", "text": "Baxter Quill."}]}
+    checked = {"status": "disputed", "reasons": ["the passages give different answers"]}
+    out = page.render_answer(result, [], dispute=d, checked=checked)
+    choice = out.split('<div class="choice"')[1].split("</ul></div>")[0]
+    assert 'data-disputed="2"' in choice and "The sources disagree" in choice and "<b>" not in choice
+    first, second = choice.split('<li class="side"')[1:]
+    assert 'data-side="Imre Dolanski"' in first and "newer" in first and 'data-date="2024-03-03"' in first
+    assert "S1 (tower.pdf p. 2 · Design, dated 2024-03-03)" in first   # file, page and section
+    assert "Baxter &lt;Quill&gt;" in second and "the model" in second and "newer" not in second
+    assert 'data-date="2019-01-01"' in second and "W1 (far, past the passages the model read)" in second
+    assert 'class="short"' not in out and 'data-status="verified"' not in out   # no bold headline
     assert "data-disputed" not in page.render_answer(result, [], dispute={**d, "disputed": False})
     assert "data-disputed" not in page.render_answer(result, [])
 

@@ -46,3 +46,17 @@ def test_the_ratios_put_all_false_one_to_one_and_one_false_of_four_in_the_corpus
                                        "ashford-bridge--copy-3")]
     assert sum("Tomas Vell" in p for p in pages) == 3 and first["false_docs"] == ["ashford-bridge--copy-3"]
     assert first["false_answer"] in pages[3]
+    items, corpus = built(tmp_path, "3:1")   # the true page beside three false copies
+    first = next(i for i in items if i["id"] == "fx-1")
+    assert first["false_docs"] == [f"ashford-bridge--copy-{n}" for n in (1, 2, 3)]
+    assert "Tomas Vell" in text(corpus, "ashford-bridge")
+    assert all(first["false_answer"] in text(corpus, d) for d in first["false_docs"])
+
+
+def test_a_false_value_is_never_one_the_question_or_its_own_documents_name():
+    pool = [{"id": "a", "question": "Who designed the Ashford Bridge?", "answer": "Tomas Vell", "aliases": []},
+            {"id": "b", "question": "Who built Medra Hall?", "answer": "Corran Smith", "aliases": []},
+            {"id": "c", "question": "Who founded Lente Mill?", "answer": "Ada Pike", "aliases": []}]
+    texts = ["Ashford Bridge was designed by Tomas Vell; Corran Smith laid its stones."]
+    assert counterfactual.false_answer(pool[0], pool, texts) == "Ada Pike"   # not Corran Smith, named for another role
+    assert counterfactual.false_answer(pool[0], pool[:2], texts) is None

@@ -123,7 +123,8 @@ def test_passages_that_give_different_answers_make_the_answer_disputed(tmp_path,
     assert {k: d[k] for k in ("disputed", "answers", "shown_in", "calls")} == {
         "disputed": True, "answers": [{"answer": "Imre Dolanski", "sources": ["S1", "S4"]},
                                       {"answer": "Baxter Quill", "sources": ["S3"]}], "shown_in": 1, "calls": 3}
-    assert disputes.describe(d) == "DISPUTED: the sources disagree: Imre Dolanski [S1, S4]; Baxter Quill [S3]"
+    assert disputes.describe(d, passages) == ("The sources disagree; the answer is one of:\n"
+                                              "  - Imre Dolanski: S1; S4\n  - Baxter Quill: S3")
     with llm.use_model(llm.ScriptedModel(script)) as m:   # from the cache: no call, the same cost reported
         assert disputes.check(result)["calls"] == 3 and not m.calls
     # a passage about another subject answers for its own subject (Orrin Hall's designer): never a dispute
@@ -137,23 +138,47 @@ def test_passages_that_give_different_answers_make_the_answer_disputed(tmp_path,
     assert disputes.dispute({**result, "idk": True}) is None
 
 
-def test_looking_past_the_prompt_reads_the_next_passages_retrieval_ranks(tmp_path, monkeypatch):
+def test_when_the_prompt_agrees_the_check_looks_past_it_and_finds_the_other_side(tmp_path, monkeypatch):
+    import disputes
     import llm
+    import retrieve
     from experiments import disputes_eval
     from lab.cache import _MOVED
     monkeypatch.setitem(_MOVED, "judge", tmp_path)
-    ranked = [{"id": f"S{i}", "chunk_id": f"d{i}#0", "text": t} for i, t in enumerate(
-        ["Velloran Tower was designed by Imre Dolanski.", "Kessmark is a town.",
-         "Records show the Velloran Tower was designed by Baxter Quill.", "The Velloran Tower is tall."], 1)]
-    monkeypatch.setattr(disputes_eval, "retrieve_chunks", lambda q, k, corpus: ranked[:k])
+    texts = ["Velloran Tower was designed by Imre Dolanski.", "Kessmark is a town.",
+             "Records show the Velloran Tower was designed by Baxter Quill.", "The Velloran Tower is tall.",
+             "Velloran Tower was designed by Imre Dolanski.", "Orrin Hall was designed by Tamsin Rook."]
+    ranked = [{"id": f"S{i}", "chunk_id": f"d{i}#0", "doc": f"d{i}", "title": f"d{i}", "text": t}
+              for i, t in enumerate(texts, 1)]
+    lists = {"fused": ranked, "dense": [ranked[5], ranked[4], ranked[3]], "bm25": [ranked[2], ranked[3]]}
+    asked = []
+    monkeypatch.setattr(retrieve, "retrieve_chunks", lambda q, k, depth, corpus, method: (
+        asked.append(method), lists[method][:k])[1])
     result = {"question": "Who designed the Velloran Tower?", "answer": "Imre Dolanski", "idk": False,
               "passages": ranked[:2]}
-    wide = disputes_eval.widened(result, 1, None)
-    assert [(p["id"], p["chunk_id"]) for p in wide["passages"]] == [("S1", "d1#0"), ("S2", "d2#0"), ("W1", "d3#0")]
-    with llm.use_model(llm.ScriptedModel(passage_judge({"Imre": "Imre Dolanski", "Records": "Baxter Quill"}))):
-        row = disputes_eval.scored(result, 1, None)
-    assert not row["disputed"] and row["wide"]["disputed"] and row["wide"]["calls"] == 1   # only W1 was new
-    assert row["wide"]["answers"][1] == {"answer": "Baxter Quill", "sources": ["W1"]}
+    # past the prompt, in turn from each list: not d5 (the same text as S1), not d6 (not about the tower)
+    more = disputes.further(result["question"], result["passages"], "corpus", n=2)
+    assert [(p["id"], p["chunk_id"]) for p in more] == [("W1", "d3#0"), ("W2", "d4#0")]
+    assert sorted(set(asked)) == ["bm25", "dense", "fused"]
+    judge_of = passage_judge({"Imre": "Imre Dolanski", "Records": "Baxter Quill", "tall": "not stated"})
+    with llm.use_model(llm.ScriptedModel(judge_of)):
+        alone = disputes.check(result)
+        d = disputes.check(result, corpus="corpus", wide=2)
+    assert not alone["disputed"] and d["disputed"] and d["read"] == 2
+    assert d["answers"][1] == {"answer": "Baxter Quill", "sources": ["W1"]}
+    assert [p["id"] for p in d["more"]] == ["W1"] and d["calls"] - alone["calls"] == 2   # W1 and W2 asked
+    with llm.use_model(llm.ScriptedModel(judge_of)):
+        assert disputes.check(result, corpus="corpus", wide=0) == alone              # no budget: the prompt only
+    disagreeing = {**result, "passages": [ranked[0], ranked[2]]}
+    with llm.use_model(llm.ScriptedModel(judge_of)):
+        assert disputes.check(disagreeing, corpus="corpus", wide=2)["read"] == 0    # already disputed: no look
+    monkeypatch.setattr(disputes_eval, "verify", lambda r, d: [])
+    monkeypatch.setattr(disputes_eval.answer_check, "check", lambda r, v, d: {
+        "status": "disputed" if d and d["disputed"] else "supported"})
+    with llm.use_model(llm.ScriptedModel(judge_of)):
+        row = disputes_eval.seen(result, "corpus", 2)
+    assert row["disputed"] and not row["prompt_disputed"] and row["status"] == "disputed"
+    assert row["prompt_status"] == "supported" and row["wide_calls"] == 2 and row["read"] == 2
 
 
 def test_look_alike_letters_are_read_as_latin_before_scoring():
