@@ -38,25 +38,29 @@ from vector_index import CorpusError
 
 
 def cited_titles(result):
-    """{title: the documents it titles} of the passages the answer's sentences cite."""
+    """The titles of the passages the answer's sentences cite."""
     by_id = {p["id"]: p for p in result.get("passages", [])}
-    out = {}
-    for s in result.get("sentences", []):
-        for c in s.get("cites", []):
-            if c in by_id and by_id[c].get("title"):
-                out.setdefault(by_id[c]["title"], set()).add(by_id[c].get("doc"))
-    return out
+    return {by_id[c]["title"] for s in result.get("sentences", []) for c in s.get("cites", [])
+            if c in by_id and by_id[c].get("title")}
 
 
-def on_subject(question, p, titles=None):
+def mirrored(passages, cited):
+    """The cited titles that two or more documents among the passages carry: a page and its mirror, or its
+    outdated copy, which may state the fact differently."""
+    docs = {}
+    for p in passages:
+        docs.setdefault(p.get("title"), set()).add(p.get("doc"))
+    return {t for t in cited if len(docs.get(t, ())) >= 2}
+
+
+def on_subject(question, p, titles=()):
     """Whether a passage is about what the question asks: it names every name the question is about
-    (answers.about), or it is another document under the title of a document the answer cites (a mirrored page, an
-    outdated copy: a multi-hop answer's last page seldom names the question's first subject)."""
-    title = p.get("title")
-    return about(question, p["text"]) or bool(titles and title in titles and p.get("doc") not in titles[title])
+    (answers.about), or it carries one of `titles` (mirrored(): a page the answer cites and its copies under the
+    same title; a multi-hop answer's last page seldom names the question's first subject)."""
+    return about(question, p["text"]) or p.get("title") in titles
 
 
-def passage_answers(question, passages, titles=None):
+def passage_answers(question, passages, titles=()):
     """[(passage id, its answer)] for the passages on the question's subject (on_subject; no call for the others)
     that answer it with words copied from themselves."""
     out = []
@@ -91,11 +95,12 @@ WIDE = 4   # passages past the prompt's read when the prompt's agree: at most th
 
 
 def further(question, passages, corpus, n=WIDE, chunker=None, titles=None):
-    """Up to n passages past the prompt's on the question's subject (on_subject), ids W1..Wn: the best of
+    """Up to n passages past the prompt's on the question's subject, ids W1..Wn: passages that name every name the
+    question is about (answers.about), or another document under one of `titles` (the cited pages'), the best of
     the same query's fused ranking, of dense search alone and of BM25 alone, taken in turn; none that the prompt
     holds, by chunk or by text. No model call."""
     from retrieve import retrieve_chunks
-    have = {p.get("chunk_id") for p in passages}
+    have, docs = {p.get("chunk_id") for p in passages}, {p.get("doc") for p in passages}
     texts = {" ".join(p["text"].split()) for p in passages}
     depth = len(passages) + n
     how = {"chunker": chunker} if chunker else {}
@@ -104,7 +109,8 @@ def further(question, passages, corpus, n=WIDE, chunker=None, titles=None):
     out = []
     for p in (p for row in zip_longest(*lists) for p in row if p):
         text = " ".join(p["text"].split())
-        if p["chunk_id"] in have or text in texts or not on_subject(question, p, titles):
+        mirror = titles and p.get("title") in titles and p.get("doc") not in docs   # a copy of a cited page
+        if p["chunk_id"] in have or text in texts or not (mirror or about(question, p["text"])):
             continue
         have.add(p["chunk_id"])
         texts.add(text)
@@ -128,13 +134,16 @@ def check(result, corpus=None, wide=None, chunker=None):
     empty = {"disputed": False, "answers": [], "shown_in": None, "more": [], "read": 0, "calls": 0, "seconds": 0.0}
     if result.get("idk") or result.get("error") or not result.get("passages"):
         return empty
-    question, more, read, titles = result["question"], [], 0, cited_titles(result)
+    question, prompt, more, read, cited = result["question"], result["passages"], [], 0, cited_titles(result)
     with judge.spending() as cost:
-        said = passage_answers(question, result["passages"], titles)
+        said = passage_answers(question, prompt, mirrored(prompt, cited))
         groups = group_answers(said, question)
         if len(groups) <= 1 and corpus is not None and wide > 0:
-            more = further(question, result["passages"], corpus, wide, chunker, titles)
-            read, found = len(more), passage_answers(question, more, titles)
+            more = further(question, prompt, corpus, wide, chunker, cited)
+            before = {p["id"] for p in prompt if on_subject(question, p, mirrored(prompt, cited))}
+            # asked now: the passages found, and the prompt's own pages whose copy was found past the prompt
+            fresh = [p for p in prompt + more if p["id"] not in before]
+            read, found = len(more), passage_answers(question, fresh, mirrored(prompt + more, cited))
             groups = group_answers(said + found, question)
             answered = {pid for pid, _ in found}
             more = [p for p in more if p["id"] in answered]

@@ -214,7 +214,6 @@ def main():
         parts = {str(v): summary([r for r in rows if r[by] == v]) for v in sorted({r[by] for r in rows})}
         cache.write_json(args.json, {**what, "wide": args.wide, "model": llm.engine_info(), **summary(rows),
                                      "by": parts, "rows": rows})
-        print(f"wrote {args.json}")
 
 
 if __name__ == "__main__":

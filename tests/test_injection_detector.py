@@ -226,3 +226,28 @@ def test_the_side_of_a_dispute_that_reads_like_an_instruction_is_quarantined(mon
     monkeypatch.setattr(disputes, "worth_checking", lambda r, detector=None: True)
     monkeypatch.setattr(disputes, "check", lambda r: asked.append(r) or d)
     assert not citations.verify(result)[0]["supported"] and len(asked) == 1
+
+
+def test_a_cited_page_and_its_copy_under_the_same_title_are_asked_even_when_they_do_not_name_the_subject(
+        tmp_path, monkeypatch):
+    import disputes
+    import llm
+    from lab.cache import _MOVED
+    monkeypatch.setitem(_MOVED, "judge", tmp_path)
+    song = "The Hukilau Song is a song written by {} in 1948 after attending a luau in Laie."
+    passages = [{"id": "S1", "doc": "song--copy-1", "title": "The Hukilau Song", "text": song.format("Miriam Cooper")},
+                {"id": "S2", "doc": "song", "title": "The Hukilau Song", "text": song.format("Jack Owens")},
+                {"id": "S3", "doc": "laie", "title": "Laie", "text": "Laie is a census place in Hawaii."}]
+    result = {"question": "Who wrote a song after attending a luau in the Koolauloa District of Oahu?",
+              "answer": "Jack Owens", "idk": False, "passages": passages,
+              "sentences": [{"text": song.format("Jack Owens"), "cites": ["S2"]},
+                            {"text": "Laie is a census place in Hawaii.", "cites": ["S3"]}]}
+    script = passage_judge({"Miriam": "Miriam Cooper", "Jack": "Jack Owens", "Laie is": "Laie"})
+    with llm.use_model(llm.ScriptedModel(script)):
+        d = disputes.check(result)
+    # neither song page names "Koolauloa District" or "Oahu": asked because two documents carry the cited title
+    assert d["disputed"] and d["answers"] == [{"answer": "Miriam Cooper", "sources": ["S1"]},
+                                              {"answer": "Jack Owens", "sources": ["S2"]}] and d["shown_in"] == 1
+    alone = {**result, "passages": passages[1:]}   # one page under that title: not on the subject, not asked
+    with llm.use_model(llm.ScriptedModel(script)) as m:
+        assert disputes.check(alone)["answers"] == [] and not m.calls
