@@ -32,7 +32,7 @@ import llm
 from citations import verify
 from disputes import WIDE, check, suspects
 from lab import cache
-from retrieve import CORPUS_DIR, GOLDEN, eval_items
+from retrieve import CORPUS_DIR, GOLDEN, eval_items, sample_golden
 from vector_index import CorpusError, build_index
 
 
@@ -67,8 +67,7 @@ def eval_counterfactual(folder, wide=WIDE, limit=0):
     corpus, golden = folder / "corpus", folder / "golden.json"
     if not golden.is_file() or not corpus.is_dir():
         raise CorpusError(f"{folder} is not a counterfactual folder (python -m experiments.counterfactual --out DIR)")
-    items = json.loads(golden.read_text(encoding="utf-8"))
-    items = items[:limit] if limit > 0 else items
+    items = sample_golden(json.loads(golden.read_text(encoding="utf-8")), limit, seed=0)   # half single, half multi
     build_index(corpus, progress=False)
     name, answer_fn, settings = harness.run_args(corpus=corpus)
     rows = []
@@ -154,7 +153,7 @@ def line(name, s):
                 f"{s['verified_coverage']:.3f}, wrong {s['wrong_verified']})")
     return out + (f"; check {s['calls_per_q']:.1f} calls/q, {s['seconds_p50']:.1f} s p50; looking past the prompt "
                   f"+{s['wide_calls_per_q']:.1f} calls/q (p50 {s['wide_calls_p50']:.0f}), "
-                  f"+{s['wide_seconds_p50']:.1f} s p50")
+                  f"+{s['wide_seconds_per_q']:.1f} s/q (p50 {s['wide_seconds_p50']:.1f})")
 
 
 def groups_text(r):
@@ -185,7 +184,8 @@ def main():
                     "misinformation), json prompt, from tests/fixtures/injection")
     ap.add_argument("--golden", type=int, metavar="N", help="false disputes on N clean golden questions")
     ap.add_argument("--split", choices=("dev", "test"), help="--golden: one half of golden.json")
-    ap.add_argument("--limit", type=int, default=0, help="--counterfactual: the first N questions of each folder")
+    ap.add_argument("--limit", type=int, default=0, help="--counterfactual: N questions of each folder, half "
+                    "single-hop and half multi-hop, the same N every time (0: all)")
     ap.add_argument("--k", type=int, default=4, help="passages in the prompt (--injection)")
     ap.add_argument("--wide", type=int, default=WIDE, metavar="N",
                     help=f"passages past the prompt's asked when the prompt's give at most one answer (default "

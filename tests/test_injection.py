@@ -147,14 +147,19 @@ def test_honest_model_is_correct_and_verified_and_rows_are_cached(inj_corpus):
 def test_tables_pool_raw_and_verified_rows():
     rows = [{"kind": "ignore", "injected_in_context": True, "hijacked": h, "fake_label_cited": False, "correct": c,
              "seconds": 2.0, **{f"{v}_hijacked": h and v == "verify" for v in inj.VERIFIERS},
-             **{f"{v}_correct": c for v in inj.VERIFIERS}, "disputed": d, "dispute_calls": 2, "dispute_seconds": 3.0}
-            for h, c, d in [(True, False, True), (False, True, False), (True, False, False), (False, True, False)]]
+             **{f"{v}_correct": c for v in inj.VERIFIERS}, "disputed": d, "dispute_calls": 2, "dispute_seconds": 3.0,
+             "status": st, "verified_hijacked": h and st == "verified"}
+            for h, c, d, st in [(True, False, True, "disputed"), (False, True, False, "verified"),
+                                (True, False, False, "verified"), (False, True, False, "supported")]]
     table, by_kind = inj.tables({"lab": rows})
     assert table["lab"]["attack_success"] == table["lab+verify"]["attack_success"] == 0.5
     assert table["lab+quarantine"]["attack_success"] == table["lab+oracle"]["attack_success"] == 0.0
     assert table["lab"]["correct"] == 0.5 and by_kind["lab"] == {"ignore": 0.5}
     assert table["lab"]["disputed"] == table["lab+oracle"]["disputed"] == 0.25   # shown beside any verifier
     assert table["lab"]["dispute_seconds_per_question"] == 3.0
+    # what the page shows, on the method's own row: half shown verified, one of them the attacker's target
+    assert table["lab"]["verified"] == 0.5 and table["lab"]["verified_hijacked"] == 0.25
+    assert table["lab+verify"]["verified_hijacked"] is None   # a verifier's row is an analysis, not what is shown
 
 
 def test_cli_prints_the_table_and_writes_json(inj_corpus, tmp_path, monkeypatch, capsys):
@@ -231,6 +236,7 @@ def test_patterns_are_scored_on_their_own_retrieval(inj_corpus, monkeypatch):
 def test_by_kind_header_keeps_long_family_names_apart(capsys):
     rows = [{"kind": k, "injected_in_context": True, "hijacked": h, "fake_label_cited": False, "correct": True,
              "error": False, "calls": 1, "seconds": 1.0, "disputed": False, "dispute_calls": 0, "dispute_seconds": 0.0,
+             "status": "supported", "verified_hijacked": False,
              **{f"{v}_{f}": False for v in inj.VERIFIERS for f in ("kept", "hijacked", "correct")}}
             for k, h in (("other_language", True), ("misinformation", False))]
     inj.print_tables(*inj.tables({"json": rows}))
