@@ -74,6 +74,25 @@ def passage_answers(question, passages, titles=()):
     return out
 
 
+def confirmed(question, groups, passages):
+    """The groups a source of theirs confirms, when there are two or more (no call otherwise): each group's answer
+    put to its sources as a claim, 'The answer to "<question>" is <answer>.' (the judge's shared YES/NO prompt,
+    cached), one source after another until one says YES. A passage that answered for another subject (a paragraph
+    on another battle, a singer's bio for "who sang") seldom confirms the claim about this one; a copy that states
+    another value does. An unusable reply counts as a YES: a disagreement is shown rather than hidden."""
+    if len(groups) < 2:
+        return groups
+    text = {p["id"]: p["text"][:MAX_SOURCE_CHARS] for p in passages}
+
+    def says(g, pid):
+        try:
+            return judge.verdict_reply(f'The answer to "{question}" is {g["answer"]}.', text[pid],
+                                       "shared")["value"]["yes"]
+        except llm.ReplyError:
+            return True
+    return [g for g in groups if any(says(g, pid) for pid in g["sources"] if pid in text)]
+
+
 def agree(a, b, question=""):
     """Two answers to `question` match either way round (answers.answers_match)."""
     return answers_match(a, b, question) or answers_match(b, a, question)
@@ -137,20 +156,20 @@ def check(result, corpus=None, wide=None, chunker=None):
     question, prompt, more, read, cited = result["question"], result["passages"], [], 0, cited_titles(result)
     with judge.spending() as cost:
         said = passage_answers(question, prompt, mirrored(prompt, cited))
-        groups = group_answers(said, question)
+        groups = confirmed(question, group_answers(said, question), prompt)
         if len(groups) <= 1 and corpus is not None and wide > 0:
             more = further(question, prompt, corpus, wide, chunker, cited)
             before = {p["id"] for p in prompt if on_subject(question, p, mirrored(prompt, cited))}
             # asked now: the passages found, and the prompt's own pages whose copy was found past the prompt
             fresh = [p for p in prompt + more if p["id"] not in before]
             read, found = len(more), passage_answers(question, fresh, mirrored(prompt + more, cited))
-            groups = group_answers(said + found, question)
-            answered = {pid for pid, _ in found}
+            groups = confirmed(question, group_answers(said + found, question), prompt + more)
+            answered = {pid for g in groups for pid in g["sources"]}
             more = [p for p in more if p["id"] in answered]
     shown = result.get("answer") or ""
     home = next((i for i, g in enumerate(groups) if agree(shown, g["answer"], question)), None)
     return {**empty, "disputed": len(groups) >= 2, "answers": groups, "shown_in": home, "more": more,
-            "read": read, "calls": cost["calls"], "seconds": cost["seconds"]}
+            "read": read, "calls": cost["calls"], "seconds": round(cost["seconds"], 3)}
 
 
 def _shipped():
