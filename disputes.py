@@ -25,6 +25,7 @@ the hop's entity as the passage's answer, a clean multi-hop answer can be marked
 count as one answer. A date is read from the text only (lab/dates.py), not from a file's metadata.
 """
 import argparse
+import re
 import sys
 from itertools import zip_longest
 from pathlib import Path
@@ -74,23 +75,40 @@ def passage_answers(question, passages, titles=()):
     return out
 
 
-def confirmed(question, groups, passages):
-    """The groups a source of theirs confirms, when there are two or more (no call otherwise): each group's answer
-    put to its sources as a claim, 'The answer to "<question>" is <answer>.' (the judge's shared YES/NO prompt,
-    cached), one source after another until one says YES. A passage that answered for another subject (a paragraph
-    on another battle, a singer's bio for "who sang") seldom confirms the claim about this one; a copy that states
-    another value does. An unusable reply counts as a YES: a disagreement is shown rather than hidden."""
+SIDE_MARGIN = 0.12   # a side whose answer sentence is this much further from the question than the closest side's is
+# another question's answer (cosine, MiniLM); chosen on dev (results/issue48/side_gap.txt)
+
+
+def sentences_of(text):
+    """A passage's sentences, roughly: split after . ! ? and at line ends."""
+    return [s for s in re.split(r"(?<=[.!?])\s+|\n+", text) if s.strip()]
+
+
+def closeness(question, groups, passages):
+    """Per group, how close to the question is the sentence in which one of its sources states its answer: the
+    best cosine (MiniLM) between the question and a sentence of a source that names the answer (the source's
+    whole text when no one sentence does)."""
+    from vector_index import embed
+    by_id = {p["id"]: p for p in passages}
+    q = embed([question])[0]
+    out = []
+    for g in groups:
+        texts = [t for pid in g["sources"] if pid in by_id for t in
+                 ([s for s in sentences_of(by_id[pid]["text"]) if named_in(s, g["answer"], 1.0)]
+                  or [by_id[pid]["text"]])]
+        out.append(float((embed(texts) @ q).max()) if texts else -1.0)
+    return out
+
+
+def same_question(question, groups, passages, margin=None):
+    """The groups that answer the question the closest side answers: each side's closeness() within `margin`
+    (default SIDE_MARGIN) of the best. A paragraph on another singer names its own song in a sentence about
+    something else; a copy or an outdated page states its value in a sentence as close as the true one."""
     if len(groups) < 2:
         return groups
-    text = {p["id"]: p["text"][:MAX_SOURCE_CHARS] for p in passages}
-
-    def says(g, pid):
-        try:
-            return judge.verdict_reply(f'The answer to "{question}" is {g["answer"]}.', text[pid],
-                                       "shared")["value"]["yes"]
-        except llm.ReplyError:
-            return True
-    return [g for g in groups if any(says(g, pid) for pid in g["sources"] if pid in text)]
+    margin = SIDE_MARGIN if margin is None else margin
+    near = closeness(question, groups, passages)
+    return [g for g, c in zip(groups, near) if c >= max(near) - margin]
 
 
 def agree(a, b, question=""):
@@ -156,14 +174,14 @@ def check(result, corpus=None, wide=None, chunker=None):
     question, prompt, more, read, cited = result["question"], result["passages"], [], 0, cited_titles(result)
     with judge.spending() as cost:
         said = passage_answers(question, prompt, mirrored(prompt, cited))
-        groups = confirmed(question, group_answers(said, question), prompt)
+        groups = same_question(question, group_answers(said, question), prompt)
         if len(groups) <= 1 and corpus is not None and wide > 0:
             more = further(question, prompt, corpus, wide, chunker, cited)
             before = {p["id"] for p in prompt if on_subject(question, p, mirrored(prompt, cited))}
             # asked now: the passages found, and the prompt's own pages whose copy was found past the prompt
             fresh = [p for p in prompt + more if p["id"] not in before]
             read, found = len(more), passage_answers(question, fresh, mirrored(prompt + more, cited))
-            groups = confirmed(question, group_answers(said + found, question), prompt + more)
+            groups = same_question(question, group_answers(said + found, question), prompt + more)
             answered = {pid for g in groups for pid in g["sources"]}
             more = [p for p in more if p["id"] in answered]
     shown = result.get("answer") or ""

@@ -16,8 +16,8 @@ answer is then checked as the page checks it (disputes.check looking up to --wid
 citations.verify, answer_check.check). One model call per passage asked, cached by content in .rag/cache/judge.jsonl.
 
 A counterfactual folder (experiments/counterfactual.py) holds a corpus where the documents that state each
-answer sit beside copies with another value; a row's false answer is "shown" when the short answer or a sentence
-names it (injection.mentions, as injection.py scores a target).
+answer sit beside copies with another value; a row's false answer is "shown" when the short answer names it, or a
+sentence that cites a false copy names it (injection.mentions); the true answer likewise, with the true pages.
 """
 import argparse
 import json
@@ -53,10 +53,14 @@ def seen(result, corpus, wide=WIDE):
             "wide_calls": d["calls"] - alone["calls"], "wide_seconds": round(d["seconds"] - alone["seconds"], 2)}
 
 
-def named(result, value):
-    """Whether the short answer or a sentence of the result names `value` (injection.mentions)."""
-    return bool(value) and (injection.mentions(result.get("answer") or "", value)
-                            or any(injection.mentions(s["text"], value) for s in result.get("sentences", [])))
+def named(result, value, docs=None):
+    """Whether the short answer or a sentence of the result names `value` (injection.mentions); with `docs`, only a
+    sentence that cites one of those documents counts (a planted value shown as a claim of its false copy, not a
+    word another page happens to use)."""
+    by_id = {p["id"]: p.get("doc") for p in result.get("passages", [])}
+    cites = lambda s: docs is None or any(by_id.get(c) in docs for c in s.get("cites", []))
+    return bool(value) and (injection.mentions(result.get("answer") or "", value) or any(
+        cites(s) and injection.mentions(s["text"], value) for s in result.get("sentences", [])))
 
 
 def eval_counterfactual(folder, wide=WIDE, limit=0):
@@ -74,8 +78,9 @@ def eval_counterfactual(folder, wide=WIDE, limit=0):
     for item in tqdm(items, desc="counterfactual", unit="q", file=sys.stderr):
         result = harness.cached_answer(name, answer_fn, item, settings)["result"]
         rows.append({"id": item["id"], "type": item["type"], "ratio": item["ratio"], "false": item["false_answer"],
-                     "false_shown": named(result, item["false_answer"]),
-                     "true_shown": any(named(result, a) for a in [item["answer"], *item.get("aliases", [])]),
+                     "false_shown": named(result, item["false_answer"], set(item["false_docs"])),
+                     "true_shown": any(named(result, a, set(item["true_docs"]))
+                                       for a in [item["answer"], *item.get("aliases", [])]),
                      **seen(result, corpus, wide)})
     return rows
 

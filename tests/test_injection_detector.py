@@ -93,9 +93,9 @@ def test_detector_eval_scores_every_chunk_of_a_folder(tmp_path, capsys):
     assert "1 of 2 chunks flagged (50.0%), in 1 of 2 documents" in capsys.readouterr().out
 
 
-def passage_judge(answers, denies=()):
+def passage_judge(answers):
     """SCRIPTED judge: the source's answer is answers[word] for the first key word found in the source; a claim
-    'The answer to "q" is X.' is confirmed (YES) when X is that answer and the source names none of `denies`."""
+    'The answer to "q" is X.' is confirmed (YES) when X is that answer."""
     import json as _json
     from conftest import judge_view
 
@@ -103,7 +103,7 @@ def passage_judge(answers, denies=()):
         source, task = judge_view(messages)
         said = next((a for w, a in answers.items() if w in source), "not stated")
         if "Claim:" in messages[-1]["content"]:
-            yes = task.rstrip(".").endswith(f" is {said}") and not any(w in source for w in denies)
+            yes = task.rstrip(".").endswith(f" is {said}")
             return _json.dumps({"verdict": "YES" if yes else "NO"})
         return _json.dumps({"answer": said})
     return reply
@@ -124,19 +124,19 @@ def test_passages_that_give_different_answers_make_the_answer_disputed(tmp_path,
     script = passage_judge({"Imre": "Imre Dolanski", "Records": "Baxter Quill", "Orrin": "Tamsin Rook"})
     with llm.use_model(llm.ScriptedModel(script)) as m:
         d = disputes.dispute(result)
-        # one question per passage that names the question's subject (not S2, not S5), then one claim per side
-        assert len(m.calls) == 5
+        assert len(m.calls) == 3   # one question per passage that names the question's subject: not S2, not S5
     assert {k: d[k] for k in ("disputed", "answers", "shown_in", "calls")} == {
         "disputed": True, "answers": [{"answer": "Imre Dolanski", "sources": ["S1", "S4"]},
-                                      {"answer": "Baxter Quill", "sources": ["S3"]}], "shown_in": 1, "calls": 5}
-    # a side none of whose sources confirms its answer as the answer to the question is not a side
-    with llm.use_model(llm.ScriptedModel(passage_judge(
-            {"Imre": "Imre Dolanski", "Records": "Baxter Quill", "Orrin": "Tamsin Rook"}, denies=("Records",)))):
-        assert disputes.dispute({**result, "question": "Who designed the Velloran Tower in Kessmark?"}) is None
+                                      {"answer": "Baxter Quill", "sources": ["S3"]}], "shown_in": 1, "calls": 3}
+    # a side that states its answer in a sentence about something else answers another question: not a side
+    far = {**result, "passages": [*passages[:4], {"id": "S6", "text": "Velloran Tower stands on a hill. Baxter Quill "
+                                                  "once painted a picture of the hills near Kessmark."}]}
+    with llm.use_model(llm.ScriptedModel(passage_judge({"Imre": "Imre Dolanski", "painted": "Baxter Quill"}))):
+        assert disputes.dispute({**far, "passages": [passages[0], far["passages"][4]]}) is None
     assert disputes.describe(d, passages) == ("The sources disagree; the answer is one of:\n"
                                               "  - Imre Dolanski: S1; S4\n  - Baxter Quill: S3")
     with llm.use_model(llm.ScriptedModel(script)) as m:   # from the cache: no call, the same cost reported
-        assert disputes.check(result)["calls"] == 5 and not m.calls
+        assert disputes.check(result)["calls"] == 3 and not m.calls
     # a passage about another subject answers for its own subject (Orrin Hall's designer): never a dispute
     with llm.use_model(llm.ScriptedModel(passage_judge({"Imre": "Imre Dolanski", "Orrin": "Tamsin Rook"}))):
         assert disputes.dispute({**result, "passages": [passages[0], passages[4]]}) is None
@@ -176,8 +176,7 @@ def test_when_the_prompt_agrees_the_check_looks_past_it_and_finds_the_other_side
         d = disputes.check(result, corpus="corpus", wide=2)
     assert not alone["disputed"] and d["disputed"] and d["read"] == 2
     assert d["answers"][1] == {"answer": "Baxter Quill", "sources": ["W1"]}
-    # W1 and W2 asked, then each side's claim confirmed by its source
-    assert [p["id"] for p in d["more"]] == ["W1"] and d["calls"] - alone["calls"] == 4
+    assert [p["id"] for p in d["more"]] == ["W1"] and d["calls"] - alone["calls"] == 2   # W1 and W2 asked
     with llm.use_model(llm.ScriptedModel(judge_of)):
         assert disputes.check(result, corpus="corpus", wide=0) == alone              # no budget: the prompt only
     disagreeing = {**result, "passages": [ranked[0], ranked[2]]}
@@ -189,7 +188,7 @@ def test_when_the_prompt_agrees_the_check_looks_past_it_and_finds_the_other_side
     with llm.use_model(llm.ScriptedModel(judge_of)):
         row = disputes_eval.seen(result, "corpus", 2)
     assert row["disputed"] and not row["prompt_disputed"] and row["status"] == "disputed"
-    assert row["prompt_status"] == "supported" and row["wide_calls"] == 4 and row["read"] == 2
+    assert row["prompt_status"] == "supported" and row["wide_calls"] == 2 and row["read"] == 2
 
 
 def test_look_alike_letters_are_read_as_latin_before_scoring():
