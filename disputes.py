@@ -25,6 +25,7 @@ the hop's entity as the passage's answer, a clean multi-hop answer can be marked
 count as one answer. A date is read from the text only (lab/dates.py), not from a file's metadata.
 """
 import argparse
+import difflib
 import re
 import sys
 from itertools import zip_longest
@@ -111,6 +112,41 @@ def same_question(question, groups, passages, margin=None):
     return [g for g, c in zip(groups, near) if c >= max(near) - margin]
 
 
+def changed_value(text, copy, answer):
+    """The words a near-copy of `text` (same words but a few, difflib) has in place of `answer`, or None: 'in Ford
+    County, Kansas.' against 'in Ford County, Britain.' for 'Kansas' -> 'Britain'. An outdated page or a planted copy
+    whose extraction the judge missed still shows its other value, with no model call."""
+    a, b = text.split(), copy.split()
+    if not a or not b:
+        return None
+    match = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    if match.ratio() < MIRROR_RATIO:
+        return None
+    said = set(normalize_answer(answer).split())
+    for op, i1, i2, j1, j2 in match.get_opcodes():
+        if op == "replace" and said & set(normalize_answer(" ".join(a[i1:i2])).split()):
+            value = " ".join(b[j1:j2]).strip(" .,;:()\"'")
+            return value or None
+    return None
+
+
+def mirror_answers(said, passages, titles):
+    """[(passage id, its value)] for the pages under a mirrored title that gave no answer of their own, read off the
+    page under that title that did (changed_value)."""
+    by_id = {p["id"]: p for p in passages}
+    answered = {pid for pid, _ in said}
+    out = []
+    for p in passages:
+        if p["id"] in answered or p.get("title") not in titles:
+            continue
+        for pid, answer in said:
+            q = by_id.get(pid)
+            if q and q.get("title") == p.get("title") and (value := changed_value(q["text"], p["text"], answer)):
+                out.append((p["id"], value))
+                break
+    return out
+
+
 def agree(a, b, question=""):
     """Two answers to `question` match either way round (answers.answers_match)."""
     return answers_match(a, b, question) or answers_match(b, a, question)
@@ -129,6 +165,7 @@ def group_answers(answers, question=""):
 
 
 WIDE = 4   # passages past the prompt's read when the prompt's agree: at most this many calls more per answer
+MIRROR_RATIO = 0.9   # two texts this alike (difflib's ratio of their words) are one page and its copy
 
 
 def further(question, passages, corpus, n=WIDE, chunker=None, titles=None):
@@ -174,6 +211,7 @@ def check(result, corpus=None, wide=None, chunker=None):
     question, prompt, more, read, cited = result["question"], result["passages"], [], 0, cited_titles(result)
     with judge.spending() as cost:
         said = passage_answers(question, prompt, mirrored(prompt, cited))
+        said += mirror_answers(said, prompt, mirrored(prompt, cited))
         groups = same_question(question, group_answers(said, question), prompt)
         if len(groups) <= 1 and corpus is not None and wide > 0:
             more = further(question, prompt, corpus, wide, chunker, cited)
@@ -181,6 +219,8 @@ def check(result, corpus=None, wide=None, chunker=None):
             # asked now: the passages found, and the prompt's own pages whose copy was found past the prompt
             fresh = [p for p in prompt + more if p["id"] not in before]
             read, found = len(more), passage_answers(question, fresh, mirrored(prompt + more, cited))
+            found += mirror_answers(said + found, [p for p in prompt + more if p["id"] not in {i for i, _ in said}],
+                                    mirrored(prompt + more, cited))
             groups = same_question(question, group_answers(said + found, question), prompt + more)
             answered = {pid for g in groups for pid in g["sources"]}
             more = [p for p in more if p["id"] in answered]

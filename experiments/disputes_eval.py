@@ -139,11 +139,13 @@ def summary(rows):
                     "false_silent": rate(lambda r: r["false_shown"] and not r["disputed"]),
                     "false_verified": rate(lambda r: r["false_shown"] and r["status"] == "verified")})
     if rows and "right" in rows[0]:
-        shown = [r for r in rows if r["status"] == "verified"]
         right = sum(r["right"] for r in rows)
-        out.update({"right": right, "verified_n": len(shown), "wrong_verified": sum(not r["right"] for r in shown),
-                    "verified_precision": sum(r["right"] for r in shown) / max(1, len(shown)),
-                    "verified_coverage": sum(r["right"] for r in shown) / max(1, right)})
+        out["right"] = right
+        for pre, key in (("", "status"), ("prompt_", "prompt_status")):   # now, and with the prompt's check alone
+            shown = [r for r in rows if r[key] == "verified"]
+            out.update({f"{pre}verified_n": len(shown), f"{pre}wrong_verified": sum(not r["right"] for r in shown),
+                        f"{pre}verified_precision": sum(r["right"] for r in shown) / max(1, len(shown)),
+                        f"{pre}verified_coverage": sum(r["right"] for r in shown) / max(1, right)})
     return out
 
 
@@ -155,7 +157,8 @@ def line(name, s):
                 f"{s['false_verified']:.3f}; true shown {s['true_shown']:.3f}")
     if "verified_n" in s:
         out += (f"; verified {s['verified_n']} (precision {s['verified_precision']:.3f}, coverage "
-                f"{s['verified_coverage']:.3f}, wrong {s['wrong_verified']})")
+                f"{s['verified_coverage']:.3f}, wrong {s['wrong_verified']}; with the prompt's check alone "
+                f"{s['prompt_verified_n']}, {s['prompt_verified_precision']:.3f}, {s['prompt_verified_coverage']:.3f})")
     return out + (f"; check {s['calls_per_q']:.1f} calls/q, {s['seconds_p50']:.1f} s p50; looking past the prompt "
                   f"+{s['wide_calls_per_q']:.1f} calls/q (p50 {s['wide_calls_p50']:.0f}), "
                   f"+{s['wide_seconds_per_q']:.1f} s/q (p50 {s['wide_seconds_p50']:.1f})")

@@ -261,3 +261,24 @@ def test_a_cited_page_and_its_copy_under_the_same_title_are_asked_even_when_they
     alone = {**result, "passages": passages[1:]}   # one page under that title: not on the subject, not asked
     with llm.use_model(llm.ScriptedModel(script)) as m:
         assert disputes.check(alone)["answers"] == [] and not m.calls
+
+
+def test_a_copy_whose_answer_the_judge_missed_still_shows_its_other_value(tmp_path, monkeypatch):
+    import disputes
+    import llm
+    from lab.cache import _MOVED
+    monkeypatch.setitem(_MOVED, "judge", tmp_path)
+    page = "Dodge City Regional Airport is three miles east of Dodge City, in Ford County, {}. It serves flights."
+    assert disputes.changed_value(page.format("Kansas"), page.format("Britain"), "Kansas") == "Britain"
+    assert disputes.changed_value(page.format("Kansas"), "Dodge City has a museum.", "Kansas") is None   # no copy
+    assert disputes.changed_value(page.format("Kansas"), page.format("Kansas") + " New.", "Kansas") is None
+    passages = [{"id": "S1", "doc": "airport", "title": "Dodge City Regional Airport", "text": page.format("Kansas")},
+                {"id": "S2", "doc": "airport--copy", "title": "Dodge City Regional Airport",
+                 "text": page.format("Britain")}]
+    result = {"question": "Which state is Dodge City Regional Airport located in?", "answer": "Kansas", "idk": False,
+              "passages": passages, "sentences": [{"text": page.format("Kansas"), "cites": ["S1"]}]}
+    # the judge finds no state in the copy ("Britain" is none): the copy's value is read off the page it copies
+    with llm.use_model(llm.ScriptedModel(passage_judge({"Kansas": "Kansas"}))):
+        d = disputes.check(result)
+    assert d["disputed"] and d["answers"] == [{"answer": "Kansas", "sources": ["S1"]},
+                                              {"answer": "Britain", "sources": ["S2"]}]
