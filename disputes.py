@@ -135,21 +135,37 @@ def changed_value(text, copy, answer):
     return None
 
 
-def mirror_answers(said, passages, titles):
-    """[(passage id, its value)] for the pages under a mirrored title that gave no answer of their own, read off the
-    page under that title that did (changed_value)."""
+def mirror_answers(said, passages, titles, shown=""):
+    """{passage id: value} read off pages under a mirrored title (changed_value): a page with no answer of its own
+    shows the value it has where its twin has the answer; a page whose own answer was taken to agree with its
+    twin's, though the two texts differ right there, shows its value instead. The shown answer counts as the
+    answer of a page that names it (the judge may find no answer in either twin); that page then shows it too."""
     by_id = {p["id"]: p for p in passages}
-    answered = {pid for pid, _ in said}
-    out = []
+    answered = dict(said)
+    seeds = list(said) + [(p["id"], shown) for p in passages if shown and p.get("title") in titles
+                          and p["id"] not in answered and named_in(p["text"], shown, 1.0)]
+    out = {}
     for p in passages:
-        if p["id"] in answered or p.get("title") not in titles:
+        if p.get("title") not in titles:
             continue
-        for pid, answer in said:
+        for pid, answer in seeds:
             q = by_id.get(pid)
-            if q and q.get("title") == p.get("title") and (value := changed_value(q["text"], p["text"], answer)):
-                out.append((p["id"], value))
+            if not q or pid == p["id"] or q.get("title") != p.get("title"):
+                continue
+            value = changed_value(q["text"], p["text"], answer)
+            if value and not agree(value, answer) and (p["id"] not in answered or agree(answered[p["id"]], answer)):
+                out[p["id"]] = value
+                if pid not in answered:
+                    out[pid] = answer
                 break
     return out
+
+
+def with_mirrors(said, passages, titles, shown=""):
+    """said with mirror_answers() applied: values added and replaced, in passage order."""
+    fixed = {**dict(said), **mirror_answers(said, passages, titles, shown)}
+    order = [p["id"] for p in passages]
+    return sorted(fixed.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order))
 
 
 def agree(a, b, question=""):
@@ -215,8 +231,9 @@ def check(result, corpus=None, wide=None, chunker=None):
         return empty
     question, prompt, more, read, cited = result["question"], result["passages"], [], 0, cited_titles(result)
     with judge.spending() as cost:
-        said = passage_answers(question, prompt, mirrored(prompt, cited))
-        said += mirror_answers(said, prompt, mirrored(prompt, cited))
+        shown = result.get("answer") or ""
+        said = with_mirrors(passage_answers(question, prompt, mirrored(prompt, cited)), prompt,
+                            mirrored(prompt, cited), shown)
         groups = same_question(question, group_answers(said, question), prompt)
         if len(groups) <= 1 and corpus is not None and wide > 0:
             more = further(question, prompt, corpus, wide, chunker, cited)
@@ -224,12 +241,10 @@ def check(result, corpus=None, wide=None, chunker=None):
             # asked now: the passages found, and the prompt's own pages whose copy was found past the prompt
             fresh = [p for p in prompt + more if p["id"] not in before]
             read, found = len(more), passage_answers(question, fresh, mirrored(prompt + more, cited))
-            found += mirror_answers(said + found, [p for p in prompt + more if p["id"] not in {i for i, _ in said}],
-                                    mirrored(prompt + more, cited))
-            groups = same_question(question, group_answers(said + found, question), prompt + more)
+            said = with_mirrors(said + found, prompt + more, mirrored(prompt + more, cited), shown)
+            groups = same_question(question, group_answers(said, question), prompt + more)
             answered = {pid for g in groups for pid in g["sources"]}
             more = [p for p in more if p["id"] in answered]
-    shown = result.get("answer") or ""
     home = next((i for i, g in enumerate(groups) if agree(shown, g["answer"], question)), None)
     return {**empty, "disputed": len(groups) >= 2, "answers": groups, "shown_in": home, "more": more,
             "read": read, "calls": cost["calls"], "seconds": round(cost["seconds"], 3)}

@@ -282,3 +282,11 @@ def test_a_copy_whose_answer_the_judge_missed_still_shows_its_other_value(tmp_pa
         d = disputes.check(result)
     assert d["disputed"] and d["answers"] == [{"answer": "Kansas", "sources": ["S1"]},
                                               {"answer": "Britain", "sources": ["S2"]}]
+    # twins the judge took to agree ('Kansas, USA' against 'Britain, USA' share a word) are told apart where they
+    # differ; twins the judge found no answer in are read against the answer shown
+    with llm.use_model(llm.ScriptedModel(passage_judge({"Kansas": "Kansas, USA", "Britain": "Britain, USA"}))):
+        d = disputes.check({**result, "question": "Where is Dodge City Regional Airport located?"})
+    assert d["disputed"] and [g["answer"] for g in d["answers"]] == ["Kansas", "Britain"]
+    with llm.use_model(llm.ScriptedModel(passage_judge({}))):
+        d = disputes.check({**result, "question": "Which region is Dodge City Regional Airport in?"})
+    assert d["answers"] == [{"answer": "Kansas", "sources": ["S1"]}, {"answer": "Britain", "sources": ["S2"]}]
