@@ -30,7 +30,6 @@ the hop's entity as the passage's answer, a clean multi-hop answer can be marked
 count as one answer. A date is read from the text only (lab/dates.py), not from a file's metadata.
 """
 import argparse
-import difflib
 import re
 import sys
 from itertools import zip_longest
@@ -39,25 +38,10 @@ from pathlib import Path
 import judge
 import llm
 from lab import dates
+from lab.mirrors import changed_value, cited_titles, mirrored, with_mirrors  # noqa: F401 (changed_value: tests)
 from judge import MAX_SOURCE_CHARS, source_answer
 from lab.answers import NOT_STATED, about, answers_match, named_in, normalize_answer
 from vector_index import CorpusError
-
-
-def cited_titles(result):
-    """The titles of the passages the answer's sentences cite."""
-    by_id = {p["id"]: p for p in result.get("passages", [])}
-    return {by_id[c]["title"] for s in result.get("sentences", []) for c in s.get("cites", [])
-            if c in by_id and by_id[c].get("title")}
-
-
-def mirrored(passages, cited):
-    """The cited titles that two or more documents among the passages carry: a page and its mirror, or its
-    outdated copy, which may state the fact differently."""
-    docs = {}
-    for p in passages:
-        docs.setdefault(p.get("title"), set()).add(p.get("doc"))
-    return {t for t in cited if len(docs.get(t, ())) >= 2}
 
 
 def on_subject(question, p, titles=()):
@@ -117,57 +101,6 @@ def same_question(question, groups, passages, margin=None):
     return [g for g, c in zip(groups, near) if c >= max(near) - margin]
 
 
-def changed_value(text, copy, answer):
-    """The words a near-copy of `text` (same words but a few, difflib) has in place of `answer`, or None: 'in Ford
-    County, Kansas.' against 'in Ford County, Britain.' for 'Kansas' -> 'Britain'. An outdated page or a planted copy
-    whose extraction the judge missed still shows its other value, with no model call."""
-    a, b = text.split(), copy.split()
-    if not a or not b:
-        return None
-    match = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    if match.ratio() < MIRROR_RATIO:
-        return None
-    said = set(normalize_answer(answer).split())
-    for op, i1, i2, j1, j2 in match.get_opcodes():
-        if op == "replace" and said & set(normalize_answer(" ".join(a[i1:i2])).split()):
-            value = " ".join(b[j1:j2]).strip(" .,;:()\"'")
-            return value or None
-    return None
-
-
-def mirror_answers(said, passages, titles, shown=""):
-    """{passage id: value} read off pages under a mirrored title (changed_value): a page with no answer of its own
-    shows the value it has where its twin has the answer; a page whose own answer was taken to agree with its
-    twin's, though the two texts differ right there, shows its value instead. The shown answer counts as the
-    answer of a page that names it (the judge may find no answer in either twin); that page then shows it too."""
-    by_id = {p["id"]: p for p in passages}
-    answered = dict(said)
-    seeds = list(said) + [(p["id"], shown) for p in passages if shown and p.get("title") in titles
-                          and p["id"] not in answered and named_in(p["text"], shown, 1.0)]
-    out = {}
-    for p in passages:
-        if p.get("title") not in titles:
-            continue
-        for pid, answer in seeds:
-            q = by_id.get(pid)
-            if not q or pid == p["id"] or q.get("title") != p.get("title"):
-                continue
-            value = changed_value(q["text"], p["text"], answer)
-            if value and not agree(value, answer) and (p["id"] not in answered or agree(answered[p["id"]], answer)):
-                out[p["id"]] = value
-                if pid not in answered:
-                    out[pid] = answer
-                break
-    return out
-
-
-def with_mirrors(said, passages, titles, shown=""):
-    """said with mirror_answers() applied: values added and replaced, in passage order."""
-    fixed = {**dict(said), **mirror_answers(said, passages, titles, shown)}
-    order = [p["id"] for p in passages]
-    return sorted(fixed.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order))
-
-
 def agree(a, b, question=""):
     """Two answers to `question` match either way round (answers.answers_match)."""
     return answers_match(a, b, question) or answers_match(b, a, question)
@@ -186,7 +119,6 @@ def group_answers(answers, question=""):
 
 
 WIDE = 4   # passages past the prompt's read when the prompt's agree: at most this many calls more per answer
-MIRROR_RATIO = 0.9   # two texts this alike (difflib's ratio of their words) are one page and its copy
 
 
 def further(question, passages, corpus, n=WIDE, chunker=None, titles=None):
