@@ -31,6 +31,14 @@ TIMING_FIELDS = ("seconds_per_question", "seconds_p50", "judge_seconds_per_sente
 ROW_TIMING = ("seconds", "judge_seconds")   # the same in the rows
 
 
+def untimed(row):
+    """A row without its wall-clock fields (ROW_TIMING, and the dispute check's seconds)."""
+    out = {f: x for f, x in row.items() if f not in ROW_TIMING}
+    if isinstance(out.get("dispute"), dict):
+        out["dispute"] = {f: x for f, x in out["dispute"].items() if f != "seconds"}
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description="Verify the citations of generated answers on golden questions.")
     ap.add_argument("--limit", type=int, default=10, help="golden questions (half single, half multi)")
@@ -66,7 +74,7 @@ def main():
         args.json.parent.mkdir(parents=True, exist_ok=True)
         if args.no_timing:
             summaries = {k: {f: x for f, x in v.items() if f not in TIMING_FIELDS} for k, v in summaries.items()}
-            rows = {k: [{f: x for f, x in r.items() if f not in ROW_TIMING} for r in rs] for k, rs in rows.items()}
+            rows = {k: [untimed(r) for r in rs] for k, rs in rows.items()}
         data = summaries[styles[0]] if len(styles) == 1 else {"styles": summaries}
         # the rows each summary is made of (citations.summarize(rows)): grading/grade.py recomputes the summary
         data = {**data, "settings": {"styles": styles, "order": args.order}, "rows": rows}
