@@ -164,16 +164,17 @@ def check(result, corpus=None, wide=None, chunker=None):
     question, prompt, more, read, cited = result["question"], result["passages"], [], 0, cited_titles(result)
     with judge.spending() as cost:
         shown = result.get("answer") or ""
-        said = with_mirrors(passage_answers(question, prompt, mirrored(prompt, cited)), prompt,
-                            mirrored(prompt, cited), shown)
+        twins = mirrored(prompt, cited)
+        said = with_mirrors(passage_answers(question, prompt, twins), prompt, twins, shown)
         groups = same_question(question, group_answers(said, question), prompt)
         if len(groups) <= 1 and corpus is not None and wide > 0:
             more = further(question, prompt, corpus, wide, chunker, cited)
-            before = {p["id"] for p in prompt if on_subject(question, p, mirrored(prompt, cited))}
+            before = {p["id"] for p in prompt if on_subject(question, p, twins)}
             # asked now: the passages found, and the prompt's own pages whose copy was found past the prompt
             fresh = [p for p in prompt + more if p["id"] not in before]
-            read, found = len(more), passage_answers(question, fresh, mirrored(prompt + more, cited))
-            said = with_mirrors(said + found, prompt + more, mirrored(prompt + more, cited), shown)
+            twins = mirrored(prompt + more, cited)
+            read, found = len(more), passage_answers(question, fresh, twins)
+            said = with_mirrors(said + found, prompt + more, twins, shown)
             groups = same_question(question, group_answers(said, question), prompt + more)
             answered = {pid for g in groups for pid in g["sources"]}
             more = [p for p in more if p["id"] in answered]

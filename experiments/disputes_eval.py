@@ -168,7 +168,7 @@ def groups_text(r):
     return "; ".join(f"{g['answer']} [{', '.join(g['sources'])}]" for g in r["answers"] or [])
 
 
-def report(rows, by, what):
+def report(rows, by):
     """Print the summary lines (all, then per value of `by`) and each row the check got wrong."""
     for value in sorted({r[by] for r in rows}):
         print(line(str(value), summary([r for r in rows if r[by] == value])))
@@ -217,7 +217,7 @@ def main():
         sys.exit(f"disputes_eval: {e}")
     except llm.LLMError as e:
         sys.exit(f"disputes_eval: {e} (answers and replies so far are cached: rerun to resume)")
-    report(rows, by, what)
+    report(rows, by)
     if args.json:
         parts = {str(v): summary([r for r in rows if r[by] == v]) for v in sorted({r[by] for r in rows})}
         cache.write_json(args.json, {**what, "wide": args.wide, "model": llm.engine_info(), **summary(rows),
