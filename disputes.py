@@ -12,7 +12,7 @@ Why: a document that calmly states a false fact carries no instruction, so no de
 (injection_detector.py, generate.injection_markers). What can be seen is that it disagrees with another
 passage. Each passage on the question's subject is asked the question on its own (judge.source_answer: the
 judge's shared prompt, "not stated" when the passage does not answer); answers that agree (answers.answers_match,
-either way round) form one group; two or more groups make the answer DISPUTED, and the user is shown every group
+either way round, unless each has a word of its own: 'Tomas Vell' and 'Edric Vell' are two people) form one group; two or more groups make the answer DISPUTED, and the user is shown every group
 with its sources instead of one answer picked silently. An answer not copied from its passage (not named in it)
 is left out. A passage is on the subject (on_subject) when it names every name the question is about
 (answers.about: a paragraph on another Jiménez answers for its own subject; that rule took false disputes on 30
@@ -40,7 +40,7 @@ import llm
 from lab import dates
 from lab.mirrors import changed_value, cited_titles, mirrored, with_mirrors  # noqa: F401 (changed_value: tests)
 from judge import MAX_SOURCE_CHARS, source_answer
-from lab.answers import NOT_STATED, about, answers_match, named_in, normalize_answer
+from lab.answers import COMMON, NOT_STATED, about, answers_match, named_in, normalize_answer, spaced
 from vector_index import CorpusError
 
 
@@ -102,8 +102,15 @@ def same_question(question, groups, passages, margin=None):
 
 
 def agree(a, b, question=""):
-    """Two answers to `question` match either way round (answers.answers_match)."""
-    return answers_match(a, b, question) or answers_match(b, a, question)
+    """Two answers to `question` match either way round (answers.answers_match), and neither holds a word of its own
+    that the other lacks while the other holds one too: 'Tomas Vell' and 'Edric Vell' (token F1 0.5) are two
+    people, 'New York' and 'New Jersey' two states; 'the engineer Tomas Vell' and 'Tomas Vell' one answer.
+    Words the question says, common words and single letters do not count."""
+    if not (answers_match(a, b, question) or answers_match(b, a, question)):
+        return False
+    skip = set(spaced(question).split()) | COMMON
+    own_a, own_b = ({w for w in spaced(x).split() if w not in skip and len(w) > 1} for x in (a, b))
+    return not (own_a - own_b and own_b - own_a)
 
 
 def group_answers(answers, question=""):

@@ -550,6 +550,53 @@ def test_stop_ends_the_answer_with_what_it_had_and_the_next_one_runs_scripted(se
         ["supported", "unsupported", "invalid"]
 
 
+def dispute_reply(messages, schema):
+    """SCRIPTED replies for a folder where two pages name different designers of Ashford Bridge: the answer cites
+    the page naming Tomas Vell; a source asked for its own answer gives the designer it names; the rest is
+    scripted_reply's."""
+    props = (schema or {}).get("properties", {})
+    user = messages[-1]["content"]
+    if set(props) == {"answer"} and "enum" not in props["answer"]:
+        source, _ = judge_view(messages)
+        said = next((n for n in ("Edric Vell", "Tomas Vell") if f"engineer {n}" in source), "not stated")
+        return json.dumps({"answer": said})
+    if "sentences" in props:
+        good = next(i for i, _, text in SOURCE.findall(user) if "engineer Tomas Vell" in text)
+        return json.dumps({"sentences": [{"text": "Ashford Bridge was designed by Tomas Vell.", "sources": [good]}],
+                           "answer": "Tomas Vell"})
+    return scripted_reply(messages, schema)
+
+
+@pytest.mark.browser
+def test_a_disputed_answer_reads_as_a_choice_on_the_page_scripted(own_corpus, browser):
+    """Two pages under one title disagree on who designed the bridge, the newer one dated in its text: the page
+    shows both answers as a choice, with their files, the dates and "newer", and no headline answer."""
+    from vector_index import build_index
+    old = own_corpus / "ashford-bridge.txt"
+    old.write_text(old.read_text().rstrip() + " Revised January 2019.\n")
+    (own_corpus / "ashford-bridge-2024.txt").write_text(old.read_text().replace(
+        "engineer Tomas Vell", "engineer Edric Vell").replace("Revised January 2019.", "Last updated 3 March 2024."))
+    build_index(own_corpus, "titled", progress=False)
+    with llm.use_model(llm.ScriptedModel(dispute_reply)):
+        demo = app.build(own_corpus, GOLDEN)
+        url = app.launch(demo, port=free_port(), block=False)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(url)
+            ask(page, "Who designed Ashford Bridge?")
+            choice = page.query_selector('#answer .choice[data-disputed="2"]')
+            assert choice and "The sources disagree" in choice.inner_text()
+            sides = {s.get_attribute("data-side"): s for s in choice.query_selector_all("li.side")}
+            assert set(sides) == {"Tomas Vell", "Edric Vell"}
+            edric, tomas = sides["Edric Vell"].inner_text(), sides["Tomas Vell"].inner_text()
+            assert "newer" in edric and "ashford-bridge-2024" in edric and "2024-03-03" in edric
+            assert "newer" not in tomas and "the model" in tomas and "2019-01-01" in tomas
+            assert not choice.query_selector("b, strong") and not page.query_selector("#answer .short")
+            assert choice.get_attribute("data-status") == "disputed" and "done" in page.inner_text("#status")
+        finally:
+            demo.close()
+
+
 @pytest.mark.slow
 @pytest.mark.engine
 @pytest.mark.browser

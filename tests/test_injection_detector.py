@@ -148,6 +148,17 @@ def test_passages_that_give_different_answers_make_the_answer_disputed(tmp_path,
     assert disputes.dispute({**result, "idk": True}) is None
 
 
+def test_two_names_that_share_a_word_are_two_answers_and_a_fuller_form_is_one():
+    import disputes
+    assert not disputes.agree("Tomas Vell", "Edric Vell") and not disputes.agree("New York", "New Jersey")
+    assert not disputes.agree("Fredericton, New Brunswick", "Moncton, New Brunswick")
+    assert disputes.agree("the engineer Tomas Vell", "Tomas Vell") and disputes.agree("John A. Smith", "John Smith")
+    assert disputes.agree("University of Oxford", "Oxford University")
+    assert disputes.agree("Lake Anvery", "Anvery", "Which lake does the dam hold back?")
+    groups = disputes.group_answers([("S1", "Tomas Vell"), ("S2", "Edric Vell"), ("S3", "engineer Tomas Vell")])
+    assert groups == [{"answer": "Tomas Vell", "sources": ["S1", "S3"]}, {"answer": "Edric Vell", "sources": ["S2"]}]
+
+
 def test_when_the_prompt_agrees_the_check_looks_past_it_and_finds_the_other_side(tmp_path, monkeypatch):
     import disputes
     import llm
