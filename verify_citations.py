@@ -4,7 +4,7 @@ do not support their sentence; over a run, ALCE-style citation recall and precis
     python verify_citations.py                          # 10 golden questions, half single, half multi
     python verify_citations.py --limit 30 --json results/citations.json
     python verify_citations.py --styles lab,text,json --limit 30   # the prompt styles side by side
-    python verify_citations.py --ask "question"         # one answer, each citation with its verdict
+    python verify_citations.py --ask "question"         # one answer, each citation with its verdict, disputes
 
 Expected output: the settings, a progress bar, then one row per prompt style: questions, sentences,
 cited-sentence rate, invalid IDs, citation recall, citation precision, answer F1, seconds per question
@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 import llm
-from citations import print_answer, print_table, say_verdict, summarize, verify
+from citations import print_checked, print_table, say_verdict, summarize
 from generate import DEFAULT_STYLE, ORDERS, STYLES, generate, writing
 from harness import run
 from retrieve import CORPUS_DIR, GOLDEN, eval_items
@@ -63,7 +63,7 @@ def main():
             if args.ask:
                 result = generate(args.ask, order=args.order, style=styles[0], corpus=args.corpus,
                                   watch=writing() if styles[0] == "json" else None)
-                return print_answer(result, verify(result, on_verdict=say_verdict))
+                return print_checked(result, on_verdict=say_verdict, corpus=args.corpus)   # and whether sources disagree
             items = eval_items(args.golden, args.limit, args.corpus)
             rows = {s: run(items, s, args.order, args.corpus, args.fresh) for s in styles}
             summaries = {s: summarize(rs) for s, rs in rows.items()}

@@ -567,16 +567,33 @@ def dispute_reply(messages, schema):
     return scripted_reply(messages, schema)
 
 
+def with_outdated_copy(corpus):
+    """The fixture folder plus a newer copy of the Ashford Bridge page naming another designer; index built."""
+    from vector_index import build_index
+    old = corpus / "ashford-bridge.txt"
+    old.write_text(old.read_text().rstrip() + " Revised January 2019.\n")
+    (corpus / "ashford-bridge-2024.txt").write_text(old.read_text().replace(
+        "engineer Tomas Vell", "engineer Edric Vell").replace("Revised January 2019.", "Last updated 3 March 2024."))
+    build_index(corpus, "titled", progress=False)
+    return corpus
+
+
+def test_verify_cli_ask_shows_the_sources_disagreeing_as_a_choice(own_corpus, monkeypatch, capsys):
+    import verify_citations
+    monkeypatch.setattr(sys, "argv", ["verify_citations.py", "--corpus", str(with_outdated_copy(own_corpus)),
+                                      "--ask", "Who designed Ashford Bridge?"])
+    with llm.use_model(llm.ScriptedModel(dispute_reply)):
+        verify_citations.main()
+    out = capsys.readouterr().out
+    assert "The sources disagree" in out and "Edric Vell" in out and "Tomas Vell" in out
+    assert "not disputed" not in out
+
+
 @pytest.mark.browser
 def test_a_disputed_answer_reads_as_a_choice_on_the_page_scripted(own_corpus, browser):
     """Two pages under one title disagree on who designed the bridge, the newer one dated in its text: the page
     shows both answers as a choice, with their files, the dates and "newer", and no headline answer."""
-    from vector_index import build_index
-    old = own_corpus / "ashford-bridge.txt"
-    old.write_text(old.read_text().rstrip() + " Revised January 2019.\n")
-    (own_corpus / "ashford-bridge-2024.txt").write_text(old.read_text().replace(
-        "engineer Tomas Vell", "engineer Edric Vell").replace("Revised January 2019.", "Last updated 3 March 2024."))
-    build_index(own_corpus, "titled", progress=False)
+    with_outdated_copy(own_corpus)
     with llm.use_model(llm.ScriptedModel(dispute_reply)):
         demo = app.build(own_corpus, GOLDEN)
         url = app.launch(demo, port=free_port(), block=False)
