@@ -118,7 +118,8 @@ def test_the_file_table_names_every_module():
 
 
 def test_each_week_page_names_that_weeks_files_and_the_readme_links_each_week():
-    """labs/weekN-*.md's file table holds exactly the files labs/files.md gives week N, and the README's week table
+    """labs/weekN-*.md's file table holds exactly the files labs/files.md gives week N (experiments/ aside: they are
+    listed in experiments/README.md), and the README's week table
     has one row per week, linking to that page and naming only that week's files."""
     import re
     weeks = {}
@@ -133,8 +134,10 @@ def test_each_week_page_names_that_weeks_files_and_the_readme_links_each_week():
         pages = list((ROOT / "labs").glob(f"week{w}-*.md"))
         assert len(pages) == 1, (w, pages)
         page = pages[0].read_text(encoding="utf-8")
-        top = page[:page.index("\n## ")]            # the table at the top of the page, before its first section
-        assert set(re.findall(PY_FILE, top)) == weeks[w], (w, pages[0].name)
+        table = "\n".join(line for line in page.split("## Open the files", 1)[-1].split("\n## ", 1)[0].splitlines()
+                          if line.startswith("|"))    # the file table of its "Open the files" section
+        ours = {f for f in weeks[w] if not f.startswith("experiments/")}   # measurements: experiments/README.md
+        assert set(re.findall(PY_FILE, table)) == ours, (w, pages[0].name)
         assert f"(labs/{pages[0].name})" in readme_rows[w], w
         named = set(re.findall(PY_FILE, readme_rows[w]))
         assert named and named <= weeks[w], (w, named - weeks[w])
@@ -165,7 +168,7 @@ def test_the_readme_is_one_screen_of_pages_and_every_link_resolves():
     """README.md stays <= 200 lines; every relative link in it and in labs/*.md names a file of the repo, and an
     anchor names a heading of that page."""
     assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 200
-    pages = [ROOT / "README.md", *sorted((ROOT / "labs").glob("*.md"))]
+    pages = [ROOT / "README.md", *sorted((ROOT / "labs").rglob("*.md"))]
     assert len(pages) >= 10
     broken, count = [], 0
     for page in pages:
@@ -195,7 +198,7 @@ def test_every_command_in_the_pages_and_the_code_names_a_script_that_is_there():
     placeholders such as `python -m experiments.NAME` aside)."""
     import re
     mods, found, missing = modules(), 0, []
-    for path in [ROOT / "README.md", ROOT / "DATA.md", ROOT / "Makefile", *sorted((ROOT / "labs").glob("*.md")),
+    for path in [ROOT / "README.md", ROOT / "DATA.md", ROOT / "Makefile", *sorted((ROOT / "labs").rglob("*.md")),
                  *mods.values()]:
         for script, module in re.findall(r"\bpython3? (?:([\w/]+\.py)|-m ([\w.]+))", path.read_text(encoding="utf-8")):
             name = script[:-3].replace("/", ".") if script else module
@@ -233,7 +236,7 @@ def documented_commands():
     the Makefile, with the --flags each use of it passes (placeholders such as NAME and pytest/pip aside)."""
     import re
     mods, found = modules(), {}
-    for path in [ROOT / "README.md", ROOT / "Makefile", *sorted((ROOT / "labs").glob("*.md"))]:
+    for path in [ROOT / "README.md", ROOT / "Makefile", *sorted((ROOT / "labs").rglob("*.md"))]:
         for line in path.read_text(encoding="utf-8").splitlines():
             for script, module, rest in re.findall(r"\bpython3? (?:([\w/]+\.py)|-m ([\w.]+))([^`|;\n]*)", line):
                 name = script[:-3].replace("/", ".") if script else module
