@@ -12,8 +12,9 @@ Why: a document that calmly states a false fact carries no instruction, so no de
 (injection_detector.py, generate.injection_markers). What can be seen is that it disagrees with another
 passage. Each passage on the question's subject is asked the question on its own (judge.source_answer: the
 judge's shared prompt, "not stated" when the passage does not answer); answers that agree (answers.answers_match,
-either way round, unless each has a word of its own: 'Tomas Vell' and 'Edric Vell' are two people) form one group; two or more groups make the answer DISPUTED, and the user is shown every group
-with its sources instead of one answer picked silently. An answer not copied from its passage (not named in it)
+either way round, unless each has a word of its own: 'Tomas Vell' and 'Edric Vell' are two people) form one
+group; two or more groups make the answer DISPUTED, and the user is shown every group with its sources instead
+of one answer picked silently. An answer not copied from its passage (not named in it)
 is left out. A passage is on the subject (on_subject) when it names every name the question is about
 (answers.about: a paragraph on another Jiménez answers for its own subject; that rule took false disputes on 30
 clean golden answers from 13 to 2), or when it is another document under the title of a page the answer cites
@@ -101,6 +102,26 @@ def same_question(question, groups, passages, margin=None):
     return [g for g, c in zip(groups, near) if c >= max(near) - margin]
 
 
+def names_page(answer, title):
+    """The answer is what the page is about: its title, or the title's first words ('AST 210' for 'AST 210
+    Planetary Habitability')."""
+    a, t = normalize_answer(answer), normalize_answer(title or "")
+    return bool(a and t) and (t == a or t.startswith(a + " "))
+
+
+def not_hops(groups, passages):
+    """The groups left when a side whose answer is the subject of a page another side stands on is dropped: it
+    answers an earlier hop of the question (the designer, whose page gives the village), not the question. A side
+    is kept when the other side's answer is likewise the subject of one of its own pages."""
+    by_id = {p["id"]: p for p in passages}
+    pages = [{by_id[s].get("title") for s in g["sources"] if s in by_id} for g in groups]
+    hop = [any(names_page(g["answer"], t) for j, ts in enumerate(pages) if j != i for t in ts)
+           for i, g in enumerate(groups)]
+    under = [any(names_page(h["answer"], t) for j, h in enumerate(groups) if j != i for t in pages[i])
+             for i in range(len(groups))]
+    return [g for g, a, b in zip(groups, hop, under) if not a or b]
+
+
 def agree(a, b, question=""):
     """Two answers to `question` match either way round (answers.answers_match), and neither holds a word of its own
     that the other lacks while the other holds one too: 'Tomas Vell' and 'Edric Vell' (token F1 0.5) are two
@@ -173,7 +194,7 @@ def check(result, corpus=None, wide=None, chunker=None):
         shown = result.get("answer") or ""
         twins = mirrored(prompt, cited)
         said = with_mirrors(passage_answers(question, prompt, twins), prompt, twins, shown)
-        groups = same_question(question, group_answers(said, question), prompt)
+        groups = not_hops(same_question(question, group_answers(said, question), prompt), prompt)
         if len(groups) <= 1 and corpus is not None and wide > 0:
             more = further(question, prompt, corpus, wide, chunker, cited)
             before = {p["id"] for p in prompt if on_subject(question, p, twins)}
@@ -182,7 +203,8 @@ def check(result, corpus=None, wide=None, chunker=None):
             twins = mirrored(prompt + more, cited)
             read, found = len(more), passage_answers(question, fresh, twins)
             said = with_mirrors(said + found, prompt + more, twins, shown)
-            groups = same_question(question, group_answers(said, question), prompt + more)
+            seen = prompt + more
+            groups = not_hops(same_question(question, group_answers(said, question), seen), seen)
             answered = {pid for g in groups for pid in g["sources"]}
             more = [p for p in more if p["id"] in answered]
     home = next((i for i, g in enumerate(groups) if agree(shown, g["answer"], question)), None)

@@ -63,7 +63,7 @@ def main():
             if args.ask:
                 result = generate(args.ask, order=args.order, style=styles[0], corpus=args.corpus,
                                   watch=writing() if styles[0] == "json" else None)
-                return print_checked(result, on_verdict=say_verdict, corpus=args.corpus)   # and whether sources disagree
+                return print_checked(result, on_verdict=say_verdict, corpus=args.corpus)   # and any dispute
             items = eval_items(args.golden, args.limit, args.corpus)
             rows = {s: run(items, s, args.order, args.corpus, args.fresh) for s in styles}
             summaries = {s: summarize(rs) for s, rs in rows.items()}

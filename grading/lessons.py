@@ -1,12 +1,13 @@
 """The lab pages' output blocks: each one is what the command above it prints, re-made by a test.
 
-    python -m grading.lessons --record labs/week3-generate.md   # run each block's command on the model llm.py picks
-    python -m grading.lessons labs/week3-generate.md            # re-make each block from the kept replies: no model call
+    python -m grading.lessons --record labs/week3-generate.md   # run each block's command on the real model
+    python -m grading.lessons labs/week3-generate.md            # re-make each block from its replies: no model call
 
 A block is the fenced code block right after a line `<!-- output: COMMAND -->` (COMMAND: `python X.py ...` or
 `python -m pkg.X ...`). --record runs each COMMAND in this process with empty caches (a temporary RAG_INDEX_DIR, the
 folders the command reads indexed first), keeps every reply the model gave, with its token counts, in
-tests/fixtures/lessons/PAGE.jsonl (its first line names the engine and model) and prints the output to paste, trimmed, into the page. check()
+tests/fixtures/lessons/PAGE.jsonl (its first line names the engine and model) and prints the output to paste,
+trimmed, into the page. check()
 runs COMMAND again with those replies (Recorded: the real model's words, replayed; a request it never saw is an
 error, not a guess) and returns the lines of the block the output lacks. Lines are compared in order, seconds
 masked (they differ run to run), a line `...` skips output, and a line ending in `...` matches any output line that
@@ -201,7 +202,8 @@ def main():
             continue
         for command, lost in check(page).items():
             bad += bool(lost)
-            print(f"{'ok  ' if not lost else 'DIFF'} {page.name}: {command}" + "".join(f"\n  missing: {x}" for x in lost))
+            print(f"{'ok  ' if not lost else 'DIFF'} {page.name}: {command}"
+                  + "".join(f"\n  missing: {x}" for x in lost))
     sys.exit(1 if bad else 0)
 
 
