@@ -159,6 +159,17 @@ def test_two_names_that_share_a_word_are_two_answers_and_a_fuller_form_is_one():
     assert groups == [{"answer": "Tomas Vell", "sources": ["S1", "S3"]}, {"answer": "Edric Vell", "sources": ["S2"]}]
 
 
+def test_the_answer_of_an_earlier_hop_is_not_a_rival_side():
+    import disputes
+    pages = [{"id": "S1", "title": "AST 310 Biosignatures"}, {"id": "S2", "title": "AST 210 Planetary Habitability"},
+             {"id": "S3", "title": "Ashford Bridge"}, {"id": "S4", "title": "Ashford Bridge"}]
+    chain = [{"answer": "AST 210", "sources": ["S1"]}, {"answer": "Prof. Casimir Odunsi-Hale", "sources": ["S2"]}]
+    assert disputes.not_hops(chain, pages) == chain[1:]   # AST 210 is the page the teacher's answer stands on
+    rivals = [{"answer": "Tomas Vell", "sources": ["S3"]}, {"answer": "Edric Vell", "sources": ["S4"]}]
+    assert disputes.not_hops(rivals, pages) == rivals     # two copies of one page: both sides stay
+    assert not disputes.names_page("AST 21", "AST 210 Planetary Habitability")
+
+
 def test_when_the_prompt_agrees_the_check_looks_past_it_and_finds_the_other_side(tmp_path, monkeypatch):
     import disputes
     import llm
