@@ -10,7 +10,7 @@ tests/fixtures/lessons/PAGE.jsonl (its first line names the engine and model) an
 trimmed, into the page. check()
 runs COMMAND again with those replies (Recorded: the real model's words, replayed; a request it never saw is an
 error, not a guess) and returns the lines of the block the output lacks. Lines are compared in order, seconds
-masked (they differ run to run), a line `...` skips output, and a line ending in `...` matches any output line that
+masked (they differ run to run, and so does their padding), a line `...` skips output, and a line ending in `...` matches any output line that
 starts with what comes before it.
 Not handled: a command that reads stdin, or one that needs a server (app.py).
 """
@@ -135,10 +135,10 @@ def indexed(command):
 
 
 def normal(line, engine=None):
-    """A line as compared: trailing space dropped, seconds masked, the repository's path and a replay's engine name
+    """A line as compared: seconds masked, runs of spaces as one, the repository's path and a replay's engine name
     ('scripted') put back as recorded."""
     line = SECONDS.sub("#", line.rstrip()).replace(str(ROOT) + "/", "")
-    line = re.sub(r"store=\S+", "store=.rag", line)
+    line = re.sub(r"\s+", " ", re.sub(r"store=\S+", "store=.rag", line))   # a column's padding follows its width
     return line.replace("scripted", engine) if engine else line
 
 
