@@ -168,7 +168,7 @@ def test_the_readme_is_one_screen_of_pages_and_every_link_resolves():
     """README.md stays <= 200 lines; every relative link in it and in labs/*.md names a file of the repo, and an
     anchor names a heading of that page."""
     assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 200
-    pages = [ROOT / "README.md", *sorted((ROOT / "labs").rglob("*.md"))]
+    pages = [ROOT / "README.md", ROOT / "experiments" / "README.md", *sorted((ROOT / "labs").rglob("*.md"))]
     assert len(pages) >= 10
     broken, count = [], 0
     for page in pages:
@@ -198,7 +198,8 @@ def test_every_command_in_the_pages_and_the_code_names_a_script_that_is_there():
     placeholders such as `python -m experiments.NAME` aside)."""
     import re
     mods, found, missing = modules(), 0, []
-    for path in [ROOT / "README.md", ROOT / "DATA.md", ROOT / "Makefile", *sorted((ROOT / "labs").rglob("*.md")),
+    for path in [ROOT / "README.md", ROOT / "DATA.md", ROOT / "Makefile", ROOT / "experiments" / "README.md",
+                 *sorted((ROOT / "labs").rglob("*.md")),
                  *mods.values()]:
         for script, module in re.findall(r"\bpython3? (?:([\w/]+\.py)|-m ([\w.]+))", path.read_text(encoding="utf-8")):
             name = script[:-3].replace("/", ".") if script else module
@@ -236,7 +237,8 @@ def documented_commands():
     the Makefile, with the --flags each use of it passes (placeholders such as NAME and pytest/pip aside)."""
     import re
     mods, found = modules(), {}
-    for path in [ROOT / "README.md", ROOT / "Makefile", *sorted((ROOT / "labs").rglob("*.md"))]:
+    for path in [ROOT / "README.md", ROOT / "Makefile", ROOT / "experiments" / "README.md",
+                 *sorted((ROOT / "labs").rglob("*.md"))]:
         for line in path.read_text(encoding="utf-8").splitlines():
             for script, module, rest in re.findall(r"\bpython3? (?:([\w/]+\.py)|-m ([\w.]+))([^`|;\n]*)", line):
                 name = script[:-3].replace("/", ".") if script else module
