@@ -39,6 +39,7 @@ from pathlib import Path
 import judge
 import llm
 from lab import dates
+from lab.cache import ROOT
 from lab.mirrors import changed_value, cited_titles, mirrored, with_mirrors  # noqa: F401 (changed_value: tests)
 from judge import MAX_SOURCE_CHARS, source_answer
 from lab.answers import COMMON, NOT_STATED, about, answers_match, named_in, normalize_answer, spaced
@@ -174,6 +175,22 @@ def further(question, passages, corpus, n=WIDE, chunker=None, titles=None):
         if len(out) == n:
             break
     return out
+
+
+def recorded_where(result):
+    """{"corpus", "chunker"} the answer was retrieved from, for a CLI's check to read past the prompt: the last
+    retrieval the result records (retrieve.recording; a folder inside the repository stored relative to it), else
+    the one index this process has opened (a CLI answers from one), else {}."""
+    import retrieve
+    last = (result.get("retrievals") or [{}])[-1]
+    if last.get("corpus"):
+        path = Path(last["corpus"])
+        return {"corpus": path if path.is_absolute() else ROOT / path, "chunker": last.get("chunker")}
+    opened = {(folder, chunker) for folder, chunker, _ in list(retrieve._RETRIEVERS)}
+    if len(opened) != 1:
+        return {}
+    folder, chunker = opened.pop()
+    return {"corpus": Path(folder), "chunker": chunker}
 
 
 def check(result, corpus=None, wide=None, chunker=None):

@@ -315,7 +315,7 @@ def main():
         r = graph_answer(question, **kw)
         print(f"mode: {r['mode']}\nmatched entities: {', '.join(r['entities']) or '(none)'}\ntrace:")
         steps.print_trace(r["trace"])
-        citations.print_checked(r, corpus=args.corpus)
+        citations.print_checked(r)
         print("\n" + steps.cost_line(r["cost"], "wall_seconds"))
         if args.png:
             payload = load(args.corpus, args.chunker, args.extractor)

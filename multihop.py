@@ -287,13 +287,13 @@ def print_result(r):
     print_answer(r)
 
 
-def print_verified(r, corpus=None):
+def print_verified(r):
     """The trace, then the answer as the judge sees it: an answer no sentence of which its sources support is
     marked unverified and never shown as the answer, and passages that disagree mark it disputed
     (citations.print_checked), then the costs."""
     print_trace(r)
     with llm.counting() as judge_cost:
-        citations.print_checked(r, on_verdict=citations.say_verdict, corpus=corpus)   # verdicts on stderr as they come
+        citations.print_checked(r, on_verdict=citations.say_verdict)   # each verdict on stderr as it comes
     print("\n" + steps.cost_line(r["cost"])
           + f"; the judge: {judge_cost['calls']} llm calls, {judge_cost['seconds']:.1f} s")
 
@@ -332,7 +332,7 @@ def main():
                 r = multihop_answer(question, args.k, args.final_k, args.max_hops, **kw)
             else:
                 r = iterative_answer(question, args.max_hops, args.k, args.final_k, **kw)
-            print_result(r) if args.no_verify else print_verified(r, args.corpus)
+            print_result(r) if args.no_verify else print_verified(r)
     except (ValueError, CorpusError, llm.LLMError) as e:
         sys.exit(f"multihop: {e}")
 

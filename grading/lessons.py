@@ -7,11 +7,10 @@ A block is the fenced code block right after a line `<!-- output: COMMAND -->` (
 `python -m pkg.X ...`). --record runs each COMMAND in this process with empty caches (a temporary RAG_INDEX_DIR, the
 folders the command reads indexed first), keeps every reply the model gave, with its token counts, in
 tests/fixtures/lessons/PAGE.jsonl (its first line names the engine and model) and prints the output to paste,
-trimmed, into the page. check()
-runs COMMAND again with those replies (Recorded: the real model's words, replayed; a request it never saw is an
-error, not a guess) and returns the lines of the block the output lacks. Lines are compared in order, seconds
-masked (they differ run to run, and so does their padding), a line `...` skips output, and a line ending in `...` matches any output line that
-starts with what comes before it.
+trimmed, into the page. check() runs COMMAND again with those replies (Recorded: the real model's words, replayed;
+a request it never saw is an error, not a guess) and returns the lines of the block the output lacks. Lines are
+compared in order, seconds masked (they differ run to run, and so does their padding), a line `...` skips output,
+and a line ending in `...` matches any output line that starts with what comes before it.
 Not handled: a command that reads stdin, or one that needs a server (app.py).
 """
 import argparse

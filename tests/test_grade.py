@@ -833,3 +833,16 @@ def test_a_recorded_retrieval_of_the_web_stand_in_is_re_run_there_and_any_other_
     assert drift.folder_of("web_standin", course) == ((ROOT / "web_standin").resolve(), "web:")
     for elsewhere in ("corpus", "/home/ada/lab/corpus", "catalogue/docs", None):
         assert drift.folder_of(elsewhere, course) == (course.corpus, "")
+
+
+def test_a_table_is_checked_on_the_figures_it_holds_and_a_column_added_later_is_not_asked():
+    from grading.checks import held
+    from grading.figures import differences
+    made = {"all": {"seed": {"answer_f1": 0.5, "verified_wrong": 0}}, "single": {"seed": {"answer_f1": 0.4}}}
+    old = {"all": {"seed": {"answer_f1": 0.5}}, "single": {"seed": {"answer_f1": 0.4}}}
+    assert differences(old, held(made, old), "table") == []                      # an older file: no new column
+    assert differences(old, made, "table")                                       # (asked whole, it would differ)
+    wrong = {"all": {"seed": {"answer_f1": 0.9}}, "single": {"seed": {"answer_f1": 0.4}}}
+    assert differences(wrong, held(made, wrong), "table") == [
+        "table.all.seed.answer_f1: 0.9 in the file, 0.5 recomputed"]
+    assert differences({"all": {}}, held(made, {"all": {}}), "table")          # a missing split or method still shows
