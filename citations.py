@@ -236,8 +236,7 @@ def print_checked(result, show_disputes=None, on_verdict=None, corpus=None):
     """The answer with the judge's verdicts (print_answer): what a CLI shows for one question; with show_disputes
     (default SHOW_DISPUTES), then whether its passages disagree (disputes.check: one call per passage about the
     question; with `corpus`, or the folder the result's retrievals name, up to disputes.WIDE passages past the
-    prompt's when those agree), as a choice between
-    the answers (disputes.describe). on_verdict: see verify()."""
+    prompt's when those agree), as a choice between the answers (disputes.describe). on_verdict: see verify()."""
     where = {"corpus": corpus} if corpus else disputes.recorded_where(result)
     d = disputes.check(result, **where) if (SHOW_DISPUTES if show_disputes is None else show_disputes) else None
     print_answer(result, verify(result, d, on_verdict), d)

@@ -26,9 +26,11 @@ sentence stating its answer is about as close to the question as the closest sid
 SIDE_MARGIN): a paragraph on another singer names its own song in a sentence about something else. On the dev half
 that rule took false disputes on 60 clean questions from 13 to 5 and kept 34 of 38 planted ones
 (results/issue48/side_gap.txt).
-Not handled: a multi-hop question's hop passages answer their own hop, not the question; when the model names
-the hop's entity as the passage's answer, a clean multi-hop answer can be marked disputed. Lists ("A and B")
-count as one answer. A date is read from the text only (lab/dates.py), not from a file's metadata.
+A side whose answer is the subject of a page another side stands on answers an earlier hop of a multi-hop question
+(the designer, whose page gives the village): it is no rival (lab/hops.py). Not handled: a hop's answer that no
+page of the other side is titled by can still be read as a rival, and mark a clean multi-hop answer disputed.
+Lists ("A and B") count as one answer. A date is read from the text only (lab/dates.py), not from a file's
+metadata.
 """
 import argparse
 import re
@@ -40,6 +42,7 @@ import judge
 import llm
 from lab import dates
 from lab.cache import ROOT
+from lab.hops import names_page, not_hops  # noqa: F401 (names_page: tests)
 from lab.mirrors import changed_value, cited_titles, mirrored, with_mirrors  # noqa: F401 (changed_value: tests)
 from judge import MAX_SOURCE_CHARS, source_answer
 from lab.answers import COMMON, NOT_STATED, about, answers_match, named_in, normalize_answer, spaced
@@ -101,26 +104,6 @@ def same_question(question, groups, passages, margin=None):
     margin = SIDE_MARGIN if margin is None else margin
     near = closeness(question, groups, passages)
     return [g for g, c in zip(groups, near) if c >= max(near) - margin]
-
-
-def names_page(answer, title):
-    """The answer is what the page is about: its title, or the title's first words ('AST 210' for 'AST 210
-    Planetary Habitability')."""
-    a, t = normalize_answer(answer), normalize_answer(title or "")
-    return bool(a and t) and (t == a or t.startswith(a + " "))
-
-
-def not_hops(groups, passages):
-    """The groups left when a side whose answer is the subject of a page another side stands on is dropped: it
-    answers an earlier hop of the question (the designer, whose page gives the village), not the question. A side
-    is kept when the other side's answer is likewise the subject of one of its own pages."""
-    by_id = {p["id"]: p for p in passages}
-    pages = [{by_id[s].get("title") for s in g["sources"] if s in by_id} for g in groups]
-    hop = [any(names_page(g["answer"], t) for j, ts in enumerate(pages) if j != i for t in ts)
-           for i, g in enumerate(groups)]
-    under = [any(names_page(h["answer"], t) for j, h in enumerate(groups) if j != i for t in pages[i])
-             for i in range(len(groups))]
-    return [g for g, a, b in zip(groups, hop, under) if not a or b]
 
 
 def agree(a, b, question=""):
