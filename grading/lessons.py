@@ -105,7 +105,7 @@ def run(command):
     argv = shlex.split(command)
     if argv[0] not in ("python", "python3"):
         raise ValueError(f"not a python command: {command}")
-    out = io.StringIO()
+    out, before = io.StringIO(), sys.argv
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
         try:
             if argv[1] == "-m":
@@ -117,6 +117,8 @@ def run(command):
         except SystemExit as e:
             if e.code not in (None, 0):
                 print(e.code)
+        finally:
+            sys.argv = before
     return out.getvalue()
 
 
@@ -175,13 +177,16 @@ def check(page):
 
 def record(page):
     """Run each block's command with empty caches on the real model; keep the replies; -> {command: output}."""
-    outputs = {}
+    outputs, before = {}, os.environ.get("RAG_INDEX_DIR")
     with tempfile.TemporaryDirectory() as store:
         os.environ["RAG_INDEX_DIR"] = store
-        with recording(replies_of(page)):
-            for command, _ in blocks(page):
-                indexed(command)
-                outputs[command] = run(command)
+        try:
+            with recording(replies_of(page)):
+                for command, _ in blocks(page):
+                    indexed(command)
+                    outputs[command] = run(command)
+        finally:
+            os.environ.pop("RAG_INDEX_DIR") if before is None else os.environ.update(RAG_INDEX_DIR=before)
     return outputs
 
 
