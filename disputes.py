@@ -42,10 +42,10 @@ import judge
 import llm
 from lab import dates
 from lab.cache import ROOT
-from lab.hops import names_page, not_hops  # noqa: F401 (names_page: tests)
-from lab.mirrors import changed_value, cited_titles, mirrored, with_mirrors  # noqa: F401 (changed_value: tests)
+from lab.hops import not_hops
+from lab.mirrors import cited_titles, match_either, mirrored, with_mirrors
 from judge import MAX_SOURCE_CHARS, source_answer
-from lab.answers import COMMON, NOT_STATED, about, answers_match, named_in, normalize_answer, spaced
+from lab.answers import COMMON, NOT_STATED, about, named_in, normalize_answer, spaced
 from vector_index import CorpusError
 
 
@@ -111,7 +111,7 @@ def agree(a, b, question=""):
     that the other lacks while the other holds one too: 'Tomas Vell' and 'Edric Vell' (token F1 0.5) are two
     people, 'New York' and 'New Jersey' two states; 'the engineer Tomas Vell' and 'Tomas Vell' one answer.
     Words the question says, common words and single letters do not count."""
-    if not (answers_match(a, b, question) or answers_match(b, a, question)):
+    if not match_either(a, b, question):
         return False
     skip = set(spaced(question).split()) | COMMON
     own_a, own_b = ({w for w in spaced(x).split() if w not in skip and len(w) > 1} for x in (a, b))
@@ -197,13 +197,12 @@ def check(result, corpus=None, wide=None, chunker=None):
         groups = not_hops(same_question(question, group_answers(said, question), prompt), prompt)
         if len(groups) <= 1 and corpus is not None and wide > 0:
             more = further(question, prompt, corpus, wide, chunker, cited)
-            before = {p["id"] for p in prompt if on_subject(question, p, twins)}
+            seen, before = prompt + more, {p["id"] for p in prompt if on_subject(question, p, twins)}
             # asked now: the passages found, and the prompt's own pages whose copy was found past the prompt
-            fresh = [p for p in prompt + more if p["id"] not in before]
-            twins = mirrored(prompt + more, cited)
+            fresh = [p for p in seen if p["id"] not in before]
+            twins = mirrored(seen, cited)
             read, found = len(more), passage_answers(question, fresh, twins)
-            said = with_mirrors(said + found, prompt + more, twins, shown)
-            seen = prompt + more
+            said = with_mirrors(said + found, seen, twins, shown)
             groups = not_hops(same_question(question, group_answers(said, question), seen), seen)
             answered = {pid for g in groups for pid in g["sources"]}
             more = [p for p in more if p["id"] in answered]

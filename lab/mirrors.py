@@ -10,8 +10,9 @@ from lab.answers import answers_match, named_in, normalize_answer
 MIRROR_RATIO = 0.9   # two texts this alike (difflib's ratio of their words) are one page and its copy
 
 
-def _agree(a, b):
-    return answers_match(a, b) or answers_match(b, a)
+def match_either(a, b, question=""):
+    """answers.answers_match either way round: neither answer is taken as the source's (disputes.agree's first test)."""
+    return answers_match(a, b, question) or answers_match(b, a, question)
 
 
 def cited_titles(result):
@@ -66,7 +67,8 @@ def mirror_answers(said, passages, titles, shown=""):
             if not q or pid == p["id"] or q.get("title") != p.get("title"):
                 continue
             value = changed_value(q["text"], p["text"], answer)
-            if value and not _agree(value, answer) and (p["id"] not in answered or _agree(answered[p["id"]], answer)):
+            fresh = p["id"] not in answered or match_either(answered[p["id"]], answer)
+            if value and not match_either(value, answer) and fresh:
                 out[p["id"]] = value
                 if pid not in answered:
                     out[pid] = answer

@@ -160,14 +160,14 @@ def test_two_names_that_share_a_word_are_two_answers_and_a_fuller_form_is_one():
 
 
 def test_the_answer_of_an_earlier_hop_is_not_a_rival_side():
-    import disputes
+    from lab import hops
     pages = [{"id": "S1", "title": "AST 310 Biosignatures"}, {"id": "S2", "title": "AST 210 Planetary Habitability"},
              {"id": "S3", "title": "Ashford Bridge"}, {"id": "S4", "title": "Ashford Bridge"}]
     chain = [{"answer": "AST 210", "sources": ["S1"]}, {"answer": "Prof. Casimir Odunsi-Hale", "sources": ["S2"]}]
-    assert disputes.not_hops(chain, pages) == chain[1:]   # AST 210 is the page the teacher's answer stands on
+    assert hops.not_hops(chain, pages) == chain[1:]   # AST 210 is the page the teacher's answer stands on
     rivals = [{"answer": "Tomas Vell", "sources": ["S3"]}, {"answer": "Edric Vell", "sources": ["S4"]}]
-    assert disputes.not_hops(rivals, pages) == rivals     # two copies of one page: both sides stay
-    assert not disputes.names_page("AST 21", "AST 210 Planetary Habitability")
+    assert hops.not_hops(rivals, pages) == rivals     # two copies of one page: both sides stay
+    assert not hops.names_page("AST 21", "AST 210 Planetary Habitability")
 
 
 def test_when_the_prompt_agrees_the_check_looks_past_it_and_finds_the_other_side(tmp_path, monkeypatch):
@@ -288,12 +288,13 @@ def test_a_cited_page_and_its_copy_under_the_same_title_are_asked_even_when_they
 def test_a_copy_whose_answer_the_judge_missed_still_shows_its_other_value(tmp_path, monkeypatch):
     import disputes
     import llm
+    from lab import mirrors
     from lab.cache import _MOVED
     monkeypatch.setitem(_MOVED, "judge", tmp_path)
     page = "Dodge City Regional Airport is three miles east of Dodge City, in Ford County, {}. It serves flights."
-    assert disputes.changed_value(page.format("Kansas"), page.format("Britain"), "Kansas") == "Britain"
-    assert disputes.changed_value(page.format("Kansas"), "Dodge City has a museum.", "Kansas") is None   # no copy
-    assert disputes.changed_value(page.format("Kansas"), page.format("Kansas") + " New.", "Kansas") is None
+    assert mirrors.changed_value(page.format("Kansas"), page.format("Britain"), "Kansas") == "Britain"
+    assert mirrors.changed_value(page.format("Kansas"), "Dodge City has a museum.", "Kansas") is None   # no copy
+    assert mirrors.changed_value(page.format("Kansas"), page.format("Kansas") + " New.", "Kansas") is None
     passages = [{"id": "S1", "doc": "airport", "title": "Dodge City Regional Airport", "text": page.format("Kansas")},
                 {"id": "S2", "doc": "airport--copy", "title": "Dodge City Regional Airport",
                  "text": page.format("Britain")}]
