@@ -159,10 +159,16 @@ def held(made, have):
     """`made` (a recomputed table) with only the figures `have` (the file's) holds at each method: a column that
     a later version of the code adds is not asked of an older file; every figure the file does hold is compared,
     and the bars read the whole recomputed table. Splits and methods are kept whole (differences() names them)."""
-    return {split: {m: ({k: v for k, v in figs.items() if k in have[split][m]}
-                        if isinstance(figs, dict) and isinstance(have.get(split, {}).get(m), dict) else figs)
-                    for m, figs in methods.items()} if isinstance(methods, dict) and isinstance(have.get(split), dict)
-            else methods for split, methods in made.items()}
+    out = {}
+    for split, methods in made.items():
+        theirs = have.get(split)
+        if not (isinstance(methods, dict) and isinstance(theirs, dict)):
+            out[split] = methods
+            continue
+        out[split] = {m: {k: v for k, v in figs.items() if k in theirs[m]}
+                      if isinstance(figs, dict) and isinstance(theirs.get(m), dict) else figs
+                      for m, figs in methods.items()}
+    return out
 
 
 def check_rows(data, course):
