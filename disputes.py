@@ -26,9 +26,16 @@ sentence stating its answer is about as close to the question as the closest sid
 SIDE_MARGIN): a paragraph on another singer names its own song in a sentence about something else. On the dev half
 that rule took false disputes on 60 clean questions from 13 to 5 and kept 34 of 38 planted ones
 (results/issue48/side_gap.txt).
+A side far from the question is kept when one of its pages reads like an instruction (instruction_like: the
+injection detector's conflict bar): an injected page states its target in a sentence addressed to the model, and
+the quarantine (suspects) must see that side to refuse it.
 A side whose answer is the subject of a page another side stands on answers an earlier hop of a multi-hop question
-(the designer, whose page gives the village): it is no rival (lab/hops.py). Not handled: a hop's answer that no
-page of the other side is titled by can still be read as a rival, and mark a clean multi-hop answer disputed.
+(the designer, whose page gives the village): it is no rival (lab/hops.py). When every page read gives one answer,
+the model's own answer, asked without passages (lab/own.py), is a side if it gives another with probability at
+least OWN_BAR: a folder whose every page states one false value has no other side (results/issue48/own_probe.txt:
+a 1.5B model is that sure of 3 of 160 planted questions, and of 1 of 60 clean answers, a wrong one).
+Not handled: a hop's answer that no page of the other side is titled by can still be read as a rival, and mark a
+clean multi-hop answer disputed.
 Lists ("A and B") count as one answer. A date is read from the text only (lab/dates.py), not from a file's
 metadata.
 """
@@ -95,15 +102,27 @@ def closeness(question, groups, passages):
     return out
 
 
-def same_question(question, groups, passages, margin=None):
+def same_question(question, groups, passages, margin=None, keep=None):
     """The groups that answer the question the closest side answers: each side's closeness() within `margin`
-    (default SIDE_MARGIN) of the best. A paragraph on another singer names its own song in a sentence about
-    something else; a copy or an outdated page states its value in a sentence as close as the true one."""
+    (default SIDE_MARGIN) of the best, and any side with a source in `keep` (default instruction_like: an injected page
+    states its target in a sentence addressed to the model, far from the question, and the quarantine must see
+    that side to refuse it). A paragraph on another singer names its own song in a sentence about something else;
+    a copy or an outdated page states its value in a sentence as close as the true one."""
     if len(groups) < 2:
         return groups
     margin = SIDE_MARGIN if margin is None else margin
+    keep = instruction_like(passages) if keep is None else set(keep)
     near = closeness(question, groups, passages)
-    return [g for g, c in zip(groups, near) if c >= max(near) - margin]
+    return [g for g, c in zip(groups, near) if c >= max(near) - margin or set(g["sources"]) & keep]
+
+
+def instruction_like(passages, detector=None):
+    """The ids of the passages that read like an instruction: at or above the detector's conflict bar (`gray`),
+    the passages suspects() can refuse. () without a detector. No model call."""
+    detector = detector or _shipped()
+    if detector is None:
+        return set()
+    return {p["id"] for p in passages if detector.score(p["text"])[0] >= detector.gray}
 
 
 def agree(a, b, question=""):
@@ -176,7 +195,25 @@ def recorded_where(result):
     return {"corpus": Path(folder), "chunker": chunker}
 
 
-def check(result, corpus=None, wide=None, chunker=None):
+OWN_BAR = 0.6   # the model's own answer is a side when it gives it with at least this probability (lab/own.py); chosen
+# on dev (results/issue48/own_probe.txt): 1 clean answer of 60 disputed (a wrong one), 0 of 171 catalogue questions
+
+
+def own_side(question, answer, bar=OWN_BAR):
+    """[the model's own side] when the model, asked without passages (lab/own.py), gives another answer than the
+    folder's with probability >= bar; else []. Every page of a folder can state one false value (an outdated
+    policy copied everywhere, a planted page with no true one beside it): then only what the model knows disagrees."""
+    from lab.own import own_answer
+    mine = own_answer(question)
+    if not mine["answer"] or mine["p"] < bar or agree(mine["answer"], answer, question):
+        return []
+    return [{"answer": mine["answer"], "sources": [OWN], "own": mine["p"]}]
+
+
+OWN = "model"   # the source id of the model's own side
+
+
+def check(result, corpus=None, wide=None, chunker=None, own_bar=None):
     """{"disputed", "answers": [{"answer", "sources"}, ...] (every group, even one), "shown_in": the index of the
     group the shown answer belongs to or None, "more": the passages past the prompt's that answered (ids W1..),
     "read": how many of those were asked, "calls", "seconds": what the replies cost when first computed, so a
@@ -184,8 +221,10 @@ def check(result, corpus=None, wide=None, chunker=None):
     Passages are asked when on the question's subject (on_subject); a mirrored page with no answer of its own gives
     the value that replaces its twin's (mirror_answers); sides far from the question are dropped (same_question).
     When the prompt's passages give at most one answer and `corpus` is given, up to `wide` (default WIDE) passages
-    further down the rankings of `corpus` (cut by `chunker`) are asked too (further())."""
-    wide = WIDE if wide is None else wide
+    further down the rankings of `corpus` (cut by `chunker`) are asked too (further()); when they all give one
+    answer still, the model's own answer is a side if it is sure of another (own_side, `own_bar`, default OWN_BAR;
+    1 turns it off)."""
+    wide, own_bar = WIDE if wide is None else wide, OWN_BAR if own_bar is None else own_bar
     empty = {"disputed": False, "answers": [], "shown_in": None, "more": [], "read": 0, "calls": 0, "seconds": 0.0}
     if result.get("idk") or result.get("error") or not result.get("passages"):
         return empty
@@ -206,6 +245,8 @@ def check(result, corpus=None, wide=None, chunker=None):
             groups = not_hops(same_question(question, group_answers(said, question), seen), seen)
             answered = {pid for g in groups for pid in g["sources"]}
             more = [p for p in more if p["id"] in answered]
+        if len(groups) == 1 and corpus is not None and wide > 0 and own_bar < 1:
+            groups += own_side(question, groups[0]["answer"], own_bar)
     home = next((i for i, g in enumerate(groups) if agree(shown, g["answer"], question)), None)
     return {**empty, "disputed": len(groups) >= 2, "answers": groups, "shown_in": home, "more": more,
             "read": read, "calls": cost["calls"], "seconds": round(cost["seconds"], 3)}
@@ -269,6 +310,11 @@ def sides(d, passages, corpus=None):
                  for doc in {p.get("doc") for p in by_id.values()} if doc}
     out = []
     for g in d["answers"]:
+        if g.get("own"):
+            out.append({"answer": g["answer"], "date": "", "newer": False, "sources": [
+                {"id": OWN, "title": "", "where": f"its own knowledge, no document (p={g['own']:.2f})", "date": "",
+                 "past_prompt": False}]})
+            continue
         shown = []
         for sid in g["sources"]:
             p = by_id.get(sid, {})
@@ -292,12 +338,15 @@ def source_text(s):
     return f"{s['id']} ({', '.join(bits)})" if bits else s["id"]
 
 
+WHO = {False: "sources", True: "sources and the model's own knowledge"}
+
+
 def describe(d, passages=(), corpus=None):
     """The CLI's lines for a disputed answer, a choice: each answer with its sources and dates, the newer marked.
     The sources disagree; the answer is one of:
       - Imre Dolanski: S1 (velloran, dated 2024-03-03) -- the newer
       - Baxter Quill: W1 (records, past the passages the model read)"""
-    lines = ["The sources disagree; the answer is one of:"]
+    lines = [f"The {WHO[any(g.get('own') for g in d['answers'])]} disagree; the answer is one of:"]
     for side in sides(d, passages, corpus):
         lines.append(f"  - {side['answer']}: " + "; ".join(source_text(s) for s in side["sources"])
                      + (" -- the newer" if side["newer"] else ""))

@@ -177,8 +177,8 @@ def render_choice(result, dispute, said=""):
         items.append(f'<li class="side" data-side="{esc(side["answer"])}">{esc(side["answer"])}{mine}{newer}'
                      f'<div class="from">{srcs}</div></li>')
     return (f'<div class="choice" data-disputed="{len(choice)}" data-status="disputed" {said}>'
-            f'<div class="lead">The sources disagree. They give {len(choice)} answers; which holds depends on the '
-            f'source:</div><ul>{"".join(items)}</ul></div>')
+            f'<div class="lead">The {disputes.WHO[any(g.get("own") for g in dispute["answers"])]} disagree. They give '
+            f'{len(choice)} answers; which holds depends on the source:</div><ul>{"".join(items)}</ul></div>')
 
 
 def route_line(result, pattern):

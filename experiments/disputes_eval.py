@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 
 import answer_check
+import disputes
 import harness
 import injection
 import llm
@@ -49,6 +50,7 @@ def seen(result, corpus, wide=WIDE):
     return {"disputed": d["disputed"], "prompt_disputed": alone["disputed"], "prompt_status": before,
             "answers": d["answers"] if d["disputed"] else None, "status": status, "answer": result.get("answer"),
             "quarantined": sorted(suspects(d, result["passages"])), "passages": len(result["passages"]),
+            "own": next((g["answer"] for g in d["answers"] if g.get("own")), None),
             "read": d["read"], "calls": alone["calls"], "seconds": round(alone["seconds"], 2),
             "wide_calls": d["calls"] - alone["calls"], "wide_seconds": round(d["seconds"] - alone["seconds"], 2)}
 
@@ -195,15 +197,20 @@ def main():
     ap.add_argument("--limit", type=int, default=0, help="--counterfactual: N questions of each folder, half "
                     "single-hop and half multi-hop, the same N every time (0: all)")
     ap.add_argument("--k", type=int, default=4, help="passages in the prompt (--injection)")
+    ap.add_argument("--own-bar", type=float, default=disputes.OWN_BAR, metavar="P",
+                    help="the model's own answer (asked without passages) is a side when it gives another answer with "
+                    f"at least this probability (default {disputes.OWN_BAR}; 1: never)")
     ap.add_argument("--wide", type=int, default=WIDE, metavar="N",
                     help=f"passages past the prompt's asked when the prompt's give at most one answer (default "
                          f"{WIDE}; 0: the prompt's only)")
     ap.add_argument("--json", type=Path, help="write the figures and rows here")
     args = ap.parse_args()
+    disputes.OWN_BAR = args.own_bar
     if not (args.golden or args.injection or args.counterfactual):
         ap.error("choose --counterfactual DIR, --injection FAMILIES or --golden N")
     try:
-        print(f"model: {llm.engine_info()['engine']} {llm.engine_info()['model']}; wide={args.wide}")
+        print(f"model: {llm.engine_info()['engine']} {llm.engine_info()['model']}; wide={args.wide}; "
+              f"own bar={args.own_bar}")
         if args.counterfactual:
             rows, by = [r for f in args.counterfactual for r in eval_counterfactual(f, args.wide, args.limit)], "ratio"
             what = {"counterfactual": [cache.portable(str(f)) for f in args.counterfactual], "limit": args.limit}
@@ -220,8 +227,8 @@ def main():
     report(rows, by)
     if args.json:
         parts = {str(v): summary([r for r in rows if r[by] == v]) for v in sorted({r[by] for r in rows})}
-        cache.write_json(args.json, {**what, "wide": args.wide, "model": llm.engine_info(), **summary(rows),
-                                     "by": parts, "rows": rows})
+        cache.write_json(args.json, {**what, "wide": args.wide, "own_bar": args.own_bar, "model": llm.engine_info(),
+                                     **summary(rows), "by": parts, "rows": rows})
 
 
 if __name__ == "__main__":

@@ -1,0 +1,58 @@
+"""The model's own answer: the question asked with no passage at all, and how sure the model is of its reply. Used by
+disputes.py as the one side a folder cannot give when every page in it states the same (false) value.
+
+    own_answer("Which river flows through Paris?")   # {"answer": "Seine", "p": 0.93}
+
+"p" is the probability the model gave its reply's words (the product of their tokens' probabilities, read from
+the engine's logprobs): a model that knows an answer gives it with p near 1; one that guesses spreads its
+probability over several names. "unknown" (the reply the prompt asks for when the model does not know) comes
+back as answer "". One short call (~1 s on the embedded engine), cached by question in .rag/cache/judge.jsonl.
+"""
+import math
+
+import judge
+import llm
+from lab.answers import normalize_answer
+
+OWN_SYSTEM = """Answer the question from your own knowledge; there are no documents. Reply with the shortest answer:
+a name, place, number, date or short phrase, on one line."""
+OWN_EXAMPLES = [   # (question, reply): two well-known facts
+    ("Which river flows through Paris?", "Seine"),
+    ("In which year did the Berlin Wall fall?", "1989"),
+]
+OWN_TOKENS = 16
+UNKNOWN = {"unknown", "i dont know", "not known", "none", ""}
+
+
+def messages(question):
+    """The chat turns: the system rules, the examples as earlier turns, the question."""
+    turns = [{"role": "system", "content": OWN_SYSTEM}]
+    for q, a in OWN_EXAMPLES:
+        turns += [{"role": "user", "content": q}, {"role": "assistant", "content": a}]
+    return turns + [{"role": "user", "content": question}]
+
+
+def read_reply(pairs):
+    """Token (text, logprob) pairs -> {"answer": the first line, "" for unknown, "p": the product of its tokens'
+    probabilities}. [('Se', -0.05), ('ine', -0.01)] -> {"answer": "Seine", "p": 0.94}"""
+    text, logp = "", 0.0
+    for token, logprob in pairs:
+        if "\n" in token and text.strip():
+            break
+        text += token
+        logp += logprob
+    answer = text.strip().rstrip(".")
+    if normalize_answer(answer) in UNKNOWN:
+        return {"answer": "", "p": round(math.exp(logp), 4)}
+    return {"answer": answer, "p": round(math.exp(logp), 4)}
+
+
+def own_answer(question):
+    """{"answer", "p", "calls", "seconds"}: the model's reply to the question without passages (read_reply), cached
+    by question and this module's prompt; calls and seconds are what it cost when first computed."""
+    def compute():
+        # top_logprobs=1: llama.cpp returns token probabilities only when asked for at least one alternative
+        response = llm.chat(messages(question), logprobs=True, top_logprobs=1, max_tokens=OWN_TOKENS)
+        return read_reply(llm.token_logprobs(response))
+    reply = judge.timed("own", [question, OWN_SYSTEM, OWN_EXAMPLES], compute)
+    return {**reply["value"], "calls": reply["calls"], "seconds": reply["seconds"]}
