@@ -312,7 +312,7 @@ def sides(d, passages, corpus=None):
     for g in d["answers"]:
         if g.get("own"):
             out.append({"answer": g["answer"], "date": "", "newer": False, "sources": [
-                {"id": OWN, "title": "", "where": f"its own knowledge, no document (p={g['own']:.2f})", "date": "",
+                {"id": OWN, "title": "", "where": f"its own knowledge, no document; p = {g['own']:.2f}", "date": "",
                  "past_prompt": False}]})
             continue
         shown = []

@@ -62,7 +62,10 @@ def test_when_every_page_agrees_the_models_sure_answer_makes_it_disputed(monkeyp
     assert [g["answer"] for g in d["answers"]] == ["Imre Dolanski", "Baxter Quill"]
     text = disputes.describe(d, passages)
     assert text.startswith("The sources and the model's own knowledge disagree")
-    assert "Baxter Quill: model (its own knowledge, no document (p=0.86))" in text and "S1 (a.md)" in text
+    assert "Baxter Quill: model (its own knowledge, no document; p = 0.86)" in text and "S1 (a.md)" in text
+    import page
+    choice = page.render_choice(result, d)
+    assert "The sources and the model's own knowledge disagree" in choice and 'data-source="model"' in choice
 
 
 class Marks:
