@@ -73,24 +73,57 @@ def asks(question):
     return next((kind for kind, pattern in ASKS if re.search(pattern, q)), "other")
 
 
+VERBS = {"is", "was", "are", "were", "does", "did", "do", "has", "had", "can", "could", "will", "would"}
+CLASSES = {   # what a question's noun (noun()) asks for: a false answer comes from the same class
+    "place": {"country", "state", "city", "town", "county", "village", "region", "continent", "capital", "location",
+              "place of birth", "place of death", "located in the administrative territorial entity", "river",
+              "island", "station", "airport", "headquarters location", "country of citizenship", "country of origin"},
+    "person": {"performer", "author", "singer", "composer", "producer", "director", "father", "mother", "spouse",
+               "child", "founded by", "creator", "actor", "actress", "person", "man", "woman", "player", "lyricist"},
+    "organisation": {"company", "band", "team", "university", "school", "college", "record label", "publisher",
+                     "member of political party", "member of sports team", "party", "organization", "network"},
+    "when": {"year", "date", "decade", "century", "inception", "publication date"},
+}
+CLASS_OF = {"where": "place", "who": "person", "when": "when"}
+
+
+def noun(question):
+    """The thing a question names as its answer: MuSiQue's relation after '>>' ('place of birth'), else the noun
+    after 'what' or 'which' ('company' in 'What company published...'); None when it names none."""
+    q = question.strip().lower()
+    if ">>" in q:
+        return q.rsplit(">>", 1)[1].strip() or None
+    m = re.search(r"\b(?:what|which)\s+(?:(?:kind|type|sort) of\s+)?([a-z]+)", q)
+    return m.group(1) if m and m.group(1) not in VERBS else None
+
+
 def kind(item):
-    """(what its question asks, its answer's shape): a false answer must be of the same kind."""
-    return asks(item["question"]), shape(item["answer"])
-
-
+    """(class, noun, shape) of what a question asks: its noun's class (CLASSES; else what asks() gives, 'who' a
+    person, 'where' a place), the noun itself, and the answer's shape. A false answer must be of the same kind."""
+    n, ask = noun(item["question"]), asks(item["question"])
+    cls = next((c for c, nouns in CLASSES.items() if n in nouns), None) or CLASS_OF.get(ask, ask)
+    return cls, n, shape(item["answer"])
 
 
 def false_answer(item, pool, texts=()):
-    """A false answer of the same kind (kind()) that matches none of the item's answers: another golden answer
-    whose question asks the same and whose shape is the same, picked by a hash of the item's id. Never one that the
-    question or the item's own supporting documents (`texts`) name: a value they name for something else would be
-    "shown" by an answer that was never misled by a false copy. None when there is none."""
-    mine, said = kind(item), [item["answer"], *item.get("aliases", [])]
+    """A false answer of the same kind (kind()) that matches none of the item's answers, picked by a hash of the
+    item's id: another golden answer to a question with the same noun ('country': 'Sweden' for 'Norway'), else of
+    the same class ('place', 'person', 'organisation', 'when'...), always of the same shape. An answer to a question
+    of the catch-all class 'other' (no noun, no class) takes no answer that another class's question has. Never one
+    that the question or the item's own supporting documents (`texts`) name: a value they name for something else
+    would be "shown" by an answer that was never misled by a false copy. None when there is none."""
+    (cls, n, form), said = kind(item), [item["answer"], *item.get("aliases", [])]
+    if cls == "other":   # an answer another question gives as a place, a person...: that class
+        cls = next((k[0] for g in pool if (k := kind(g))[0] != "other" and answers_match(g["answer"], said[0])), cls)
     known = normalize_answer(" ".join([item["question"], *texts]))
     differs = lambda v: len(v) > 1 and not any(answers_match(v, a) or answers_match(a, v) for a in said) \
         and f" {normalize_answer(v)} " not in f" {known} "
-    others = sorted({g["answer"] for g in pool if kind(g) == mine and differs(g["answer"])})
-    if mine[1] is None or not others:
+    kinds = [(g["answer"], kind(g)) for g in pool if differs(g["answer"])]
+    typed = {normalize_answer(a) for a, k in kinds if k[0] != "other"}   # answers known to be a place, a person...
+    same = lambda k: k[2] == form and k[0] == cls
+    others = sorted({a for a, k in kinds if same(k) and n and k[1] == n}) or sorted(
+        {a for a, k in kinds if same(k) and (cls != "other" or normalize_answer(a) not in typed)})
+    if form is None or not others:
         return None
     return others[int(hashlib.sha256(item["id"].encode()).hexdigest(), 16) % len(others)]
 
@@ -105,7 +138,8 @@ def build(corpus, golden, split, ratio, out):
     """Write OUT/corpus and OUT/golden.json -> (kept items, {reason: count} of those left out)."""
     corpus, out = Path(corpus), Path(out)
     files = {doc_id(p): p for p in corpus.rglob("*") if p.is_file() and not p.name.startswith(".")}
-    items = [g for g in load_golden(golden) if split in (None, split_of(g))]
+    every = load_golden(golden)
+    items = [g for g in every if split in (None, split_of(g))]
     keep_true, n_false = RATIOS[ratio]
     kept, skipped, replaced, copies = [], {}, set(), {}
     for item in items:
@@ -113,7 +147,7 @@ def build(corpus, golden, split, ratio, out):
         texts = {d: files[d].read_text(encoding="utf-8", errors="replace") for d in item["supporting_docs"]
                  if d in files and files[d].suffix.lower() in EDITABLE}
         docs = [d for d, t in texts.items() if find.search(t)]
-        wrong = false_answer(item, items, list(texts.values()))
+        wrong = false_answer(item, every, list(texts.values()))   # false values from both halves: more of each kind
         why = "yes / no" if shape(item["answer"]) is None else \
             "a choice (its answer is named in the question)" if normalize_answer(item["answer"]) in \
             normalize_answer(item["question"]) else "no other answer of its kind" if wrong is None \

@@ -60,3 +60,18 @@ def test_a_false_value_is_never_one_the_question_or_its_own_documents_name():
     texts = ["Ashford Bridge was designed by Tomas Vell; Corran Smith laid its stones."]
     assert counterfactual.false_answer(pool[0], pool, texts) == "Ada Pike"   # not Corran Smith, named for another role
     assert counterfactual.false_answer(pool[0], pool[:2], texts) is None
+
+
+def test_a_false_value_answers_a_question_with_the_same_noun_else_of_the_same_class():
+    q = lambda i, question, answer: {"id": i, "question": question, "answer": answer, "aliases": []}
+    pool = [q("a", "Which country was Liang Ji in?", "China"), q("b", "Izgoy >> performer", "Alisa"),
+            q("c", "Baure >> country", "Nigeria"), q("d", "Meehan Bonnar >> place of birth", "Fredericton"),
+            q("e", "Who founded Lente Mill?", "Ada Pike"), q("f", "What do A and B have in common?", "American")]
+    assert counterfactual.noun("Izgoy >> performer") == "performer"
+    assert counterfactual.noun("What company published it?") == "company" and counterfactual.noun("What is it?") is None
+    assert counterfactual.kind(pool[0])[:2] == ("place", "country") and counterfactual.kind(pool[1])[0] == "person"
+    assert counterfactual.false_answer(pool[0], pool) == "Nigeria"            # a country for a country
+    assert counterfactual.false_answer(pool[2], pool[1:]) == "Fredericton"   # no other country: a place, not Alisa
+    assert counterfactual.false_answer(pool[1], pool) == "Ada Pike"           # a person ('who') for a performer
+    # a catch-all question takes no answer another class's question gives: no country, person or place
+    assert counterfactual.false_answer(pool[5], pool + [q("g", "What is X known for?", "Danish")]) == "Danish"
