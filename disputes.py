@@ -40,7 +40,6 @@ Lists ("A and B") count as one answer. A date is read from the text only (lab/da
 metadata.
 """
 import argparse
-import re
 import sys
 from itertools import zip_longest
 from pathlib import Path
@@ -82,8 +81,10 @@ SIDE_MARGIN = 0.12   # a side whose answer sentence is this much further from th
 
 
 def sentences_of(text):
-    """A passage's sentences, roughly: split after . ! ? and at line ends."""
-    return [s for s in re.split(r"(?<=[.!?])\s+|\n+", text) if s.strip()]
+    """A passage's sentences: each line split as the index splits (vector_index.split_sentences: after . ! ? before
+    a capital, so 'Hank Williams, Jr. in 1948' stays one sentence)."""
+    from vector_index import split_sentences
+    return [s for line in text.split("\n") for s in split_sentences(line)]
 
 
 def closeness(question, groups, passages):

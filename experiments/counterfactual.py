@@ -14,11 +14,14 @@ questions, each with "false_answer", "true_docs" (its supporting documents that 
 
 For each question of the split, every supporting document whose text states the golden answer (or an alias) is a
 true document. Its false copy is the same file with every mention of the answer replaced by a false one: another
-golden answer of the same kind (its question asks the same: who, when, where, how many, which language, other; the
-answer has the same shape: a year, a number, a capitalised name, a phrase), never one that matches the true answer
-and never one that the question or its supporting documents name (so a false answer shown comes from a false
-copy, not from a true page that names it for something else), chosen by a hash of the question's id (the same on
-every machine). The ratio (false:true) says what sits in the corpus:
+golden answer (of either half) of the same kind: the answer to a question with the same noun (MuSiQue's relation
+after '>>', 'place of birth'; the noun after 'what' or 'which', 'company'), else with a noun of the same class
+(CLASSES: place, person, organisation, when; 'where' asks a place, 'who' a person), with the same shape (a year, a
+number, a capitalised name, a phrase); a question of no class takes no answer a classed question gives. (The first
+sets took any answer of the same wh-word and shape: 'Mississippi' as a country, 'Sonny Stitt' as a publisher.)
+Never one that matches the true answer and never one that the question or its supporting documents name (so a
+false answer shown comes from a false copy, not from a true page that names it for something else), chosen by a
+hash of the question's id (the same on every machine). The ratio (false:true) says what sits in the corpus:
 - `all`: only false: each true document is replaced by its copy, under the same name (nothing left to disagree);
 - `3:1`: the true document and three false copies;
 - `1:1`: the true document and one false copy;

@@ -1,5 +1,5 @@
-"""The model's own answer as a dispute side (lab/own.py, disputes.own_side) and the side rule's exception for pages
-that read like an instruction (disputes.same_question's `keep`). SCRIPTED models only: the real engine's figures
+"""The model's own answer as a dispute side (lab/own.py, disputes.own_side), the side rule's exception for pages
+that read like an instruction (disputes.same_question's `keep`), and the sentences a side is read in. SCRIPTED models only: the real engine's figures
 are in results/issue48 (own_probe.py, disputes_eval)."""
 import json
 
@@ -86,3 +86,9 @@ def test_a_far_side_is_dropped_unless_its_page_reads_like_an_instruction(monkeyp
     monkeypatch.setattr(disputes, "_shipped", Marks)
     assert disputes.same_question(q, groups, passages) == groups                 # kept, for the quarantine
     assert set(disputes.suspects({"disputed": True, "answers": groups}, passages, Marks())) == {"S2"}
+
+
+def test_a_sentence_is_not_cut_at_an_abbreviation_before_a_small_letter():
+    # 'Jr.' had ended the sentence: the side's answer sentence lost the words that tie it to the question
+    assert disputes.sentences_of("Song\n\"Song\" was written by Hank Williams, Jr. in 1948 at a luau. It sold.") == [
+        "Song", "\"Song\" was written by Hank Williams, Jr. in 1948 at a luau.", "It sold."]
