@@ -1,6 +1,6 @@
 """The model's own answer as a dispute side (lab/own.py, disputes.own_side), the side rule's exception for pages
-that read like an instruction (disputes.same_question's `keep`), and the sentences a side is read in. SCRIPTED models only: the real engine's figures
-are in results/issue48 (own_probe.py, disputes_eval)."""
+that read like an instruction (disputes.same_question's `keep`), and the sentences a side is read in. SCRIPTED
+models only: the real engine's figures are in results/issue48 (own_probe.py, disputes_eval)."""
 import json
 
 import pytest
