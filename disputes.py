@@ -46,7 +46,7 @@ from pathlib import Path
 
 import judge
 import llm
-from lab import dates
+from lab import dates, own
 from lab.cache import ROOT
 from lab.hops import not_hops
 from lab.mirrors import cited_titles, match_either, mirrored, with_mirrors
@@ -204,7 +204,6 @@ def own_side(question, answer, bar=OWN_BAR):
     """[the model's own side] when the model, asked without passages (lab/own.py), gives another answer than the
     folder's with probability >= bar; else []. Every page of a folder can state one false value (an outdated
     policy copied everywhere, a planted page with no true one beside it): then only what the model knows disagrees."""
-    from lab.own import own_answer
     mine = own_answer(question)
     if not mine["answer"] or mine["p"] < bar or agree(mine["answer"], answer, question):
         return []
@@ -212,6 +211,17 @@ def own_side(question, answer, bar=OWN_BAR):
 
 
 OWN = "model"   # the source id of the model's own side
+
+
+def own_answer(question):
+    """{"answer", "p", "calls", "seconds"}: the model's reply to the question without passages (lab/own.py), cached
+    by question and prompt in .rag/cache/judge.jsonl; calls and seconds are what it cost when first computed."""
+    def compute():
+        # top_logprobs=1: llama.cpp returns token probabilities only when asked for at least one alternative
+        response = llm.chat(own.messages(question), logprobs=True, top_logprobs=1, max_tokens=own.OWN_TOKENS)
+        return own.read_reply(llm.token_logprobs(response))
+    reply = judge.timed("own", [question, own.OWN_SYSTEM, own.OWN_EXAMPLES], compute)
+    return {**reply["value"], "calls": reply["calls"], "seconds": reply["seconds"]}
 
 
 def check(result, corpus=None, wide=None, chunker=None, own_bar=None):

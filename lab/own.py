@@ -1,17 +1,15 @@
-"""The model's own answer: the question asked with no passage at all, and how sure the model is of its reply. Used by
-disputes.py as the one side a folder cannot give when every page in it states the same (false) value.
+"""The model's own answer: the prompt that asks the question with no passage at all, and how sure the model is of
+its reply. disputes.own_side makes the call (cached) and uses the reply as the one side a folder cannot give when
+every page in it states the same (false) value. No model call here.
 
-    own_answer("Which river flows through Paris?")   # {"answer": "Seine", "p": 0.93}
+    read_reply([("Se", -0.05), ("ine", -0.01)])   # {"answer": "Seine", "p": 0.94}
 
 "p" is the probability the model gave its reply's words (the product of their tokens' probabilities, read from
 the engine's logprobs): a model that knows an answer gives it with p near 1; one that guesses spreads its
-probability over several names. "unknown" (the reply the prompt asks for when the model does not know) comes
-back as answer "". One short call (~1 s on the embedded engine), cached by question in .rag/cache/judge.jsonl.
+probability over several names. A reply of "unknown" comes back as answer "".
 """
 import math
 
-import judge
-import llm
 from lab.answers import normalize_answer
 
 OWN_SYSTEM = """Answer the question from your own knowledge; there are no documents. Reply with the shortest answer:
@@ -42,17 +40,5 @@ def read_reply(pairs):
         text += token
         logp += logprob
     answer = text.strip().rstrip(".")
-    if normalize_answer(answer) in UNKNOWN:
-        return {"answer": "", "p": round(math.exp(logp), 4)}
-    return {"answer": answer, "p": round(math.exp(logp), 4)}
+    return {"answer": "" if normalize_answer(answer) in UNKNOWN else answer, "p": round(math.exp(logp), 4)}
 
-
-def own_answer(question):
-    """{"answer", "p", "calls", "seconds"}: the model's reply to the question without passages (read_reply), cached
-    by question and this module's prompt; calls and seconds are what it cost when first computed."""
-    def compute():
-        # top_logprobs=1: llama.cpp returns token probabilities only when asked for at least one alternative
-        response = llm.chat(messages(question), logprobs=True, top_logprobs=1, max_tokens=OWN_TOKENS)
-        return read_reply(llm.token_logprobs(response))
-    reply = judge.timed("own", [question, OWN_SYSTEM, OWN_EXAMPLES], compute)
-    return {**reply["value"], "calls": reply["calls"], "seconds": reply["seconds"]}

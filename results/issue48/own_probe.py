@@ -13,9 +13,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from disputes import agree  # noqa: E402
+from disputes import agree, own_answer  # noqa: E402
 from lab.links import split_of  # noqa: E402
-from lab.own import own_answer  # noqa: E402
 from retrieve import GOLDEN  # noqa: E402
 
 BARS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
