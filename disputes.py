@@ -198,18 +198,6 @@ def recorded_where(result):
 
 OWN_BAR = 0.6   # the model's own answer is a side when it gives it with at least this probability (lab/own.py); chosen
 # on dev (results/issue48/own_probe.txt): 1 clean answer of 60 disputed (a wrong one), 0 of 171 catalogue questions
-
-
-def own_side(question, answer, bar=OWN_BAR):
-    """[the model's own side] when the model, asked without passages (lab/own.py), gives another answer than the
-    folder's with probability >= bar; else []. Every page of a folder can state one false value (an outdated
-    policy copied everywhere, a planted page with no true one beside it): then only what the model knows disagrees."""
-    mine = own_answer(question)
-    if not mine["answer"] or mine["p"] < bar or agree(mine["answer"], answer, question):
-        return []
-    return [{"answer": mine["answer"], "sources": [OWN], "own": mine["p"]}]
-
-
 OWN = "model"   # the source id of the model's own side
 
 
@@ -222,6 +210,16 @@ def own_answer(question):
         return own.read_reply(llm.token_logprobs(response))
     reply = judge.timed("own", [question, own.OWN_SYSTEM, own.OWN_EXAMPLES], compute)
     return {**reply["value"], "calls": reply["calls"], "seconds": reply["seconds"]}
+
+
+def own_side(question, answer, bar=OWN_BAR):
+    """[the model's own side] when the model, asked without passages (lab/own.py), gives another answer than the
+    folder's with probability >= bar; else []. Every page of a folder can state one false value (an outdated
+    policy copied everywhere, a planted page with no true one beside it): then only what the model knows disagrees."""
+    mine = own_answer(question)
+    if not mine["answer"] or mine["p"] < bar or agree(mine["answer"], answer, question):
+        return []
+    return [{"answer": mine["answer"], "sources": [OWN], "own": mine["p"]}]
 
 
 def check(result, corpus=None, wide=None, chunker=None, own_bar=None):
