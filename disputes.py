@@ -347,7 +347,9 @@ def source_text(s):
     return f"{s['id']} ({', '.join(bits)})" if bits else s["id"]
 
 
-WHO = {False: "sources", True: "sources and the model's own knowledge"}
+def who(d):
+    """Who disagrees in check()'s dict d: "sources", or "sources and the model's own knowledge" with an own side."""
+    return "sources and the model's own knowledge" if any(g.get("own") for g in d["answers"]) else "sources"
 
 
 def describe(d, passages=(), corpus=None):
@@ -355,7 +357,7 @@ def describe(d, passages=(), corpus=None):
     The sources disagree; the answer is one of:
       - Imre Dolanski: S1 (velloran, dated 2024-03-03) -- the newer
       - Baxter Quill: W1 (records, past the passages the model read)"""
-    lines = [f"The {WHO[any(g.get('own') for g in d['answers'])]} disagree; the answer is one of:"]
+    lines = [f"The {who(d)} disagree; the answer is one of:"]
     for side in sides(d, passages, corpus):
         lines.append(f"  - {side['answer']}: " + "; ".join(source_text(s) for s in side["sources"])
                      + (" -- the newer" if side["newer"] else ""))

@@ -177,7 +177,7 @@ def render_choice(result, dispute, said=""):
         items.append(f'<li class="side" data-side="{esc(side["answer"])}">{esc(side["answer"])}{mine}{newer}'
                      f'<div class="from">{srcs}</div></li>')
     return (f'<div class="choice" data-disputed="{len(choice)}" data-status="disputed" {said}>'
-            f'<div class="lead">The {disputes.WHO[any(g.get("own") for g in dispute["answers"])]} disagree. They give '
+            f'<div class="lead">The {disputes.who(dispute)} disagree. They give '
             f'{len(choice)} answers; which holds depends on the source:</div><ul>{"".join(items)}</ul></div>')
 
 

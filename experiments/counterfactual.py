@@ -116,12 +116,13 @@ def false_answer(item, pool, texts=()):
     that the question or the item's own supporting documents (`texts`) name: a value they name for something else
     would be "shown" by an answer that was never misled by a false copy. None when there is none."""
     (cls, n, form), said = kind(item), [item["answer"], *item.get("aliases", [])]
+    pooled = [(g["answer"], kind(g)) for g in pool]   # each pool answer's kind, read once
     if cls == "other":   # an answer another question gives as a place, a person...: that class
-        cls = next((k[0] for g in pool if (k := kind(g))[0] != "other" and answers_match(g["answer"], said[0])), cls)
+        cls = next((k[0] for a, k in pooled if k[0] != "other" and answers_match(a, said[0])), cls)
     known = normalize_answer(" ".join([item["question"], *texts]))
     differs = lambda v: len(v) > 1 and not any(answers_match(v, a) or answers_match(a, v) for a in said) \
         and f" {normalize_answer(v)} " not in f" {known} "
-    kinds = [(g["answer"], kind(g)) for g in pool if differs(g["answer"])]
+    kinds = [(a, k) for a, k in pooled if differs(a)]
     typed = {normalize_answer(a) for a, k in kinds if k[0] != "other"}   # answers known to be a place, a person...
     same = lambda k: k[2] == form and k[0] == cls
     others = sorted({a for a, k in kinds if same(k) and n and k[1] == n}) or sorted(
