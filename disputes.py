@@ -21,8 +21,10 @@ clean golden answers from 13 to 2), or when it is another document under the tit
 (a mirror, an outdated copy); such a copy that gives no answer of its own shows the value it has where its twin
 has the answer (changed_value, no call). When the prompt's passages give at most one answer, the check looks past
 the prompt (further(): up to WIDE passages, the best of the fused, dense and BM25 rankings that the prompt does
-not hold): the other side of a disagreement is often just below the prompt's cut. A side counts only when the
-sentence stating its answer is about as close to the question as the closest side's (same_question: within
+not hold): the other side of a disagreement is often just below the prompt's cut. First among them, the same
+section of each other copy of a cited page (mirrors.twin_sections): three copies of a course's schedule can fill the
+prompt while the rankings reach only the fourth copy's other sections. A side counts only when the sentence stating its
+answer is about as close to the question as the closest side's (same_question: within
 SIDE_MARGIN): a paragraph on another singer names its own song in a sentence about something else. On the dev half
 that rule took false disputes on 60 clean questions from 13 to 5 and kept 34 of 38 planted ones
 (results/issue48/side_gap.txt).
@@ -49,7 +51,7 @@ import llm
 from lab import dates, own
 from lab.cache import ROOT
 from lab.hops import not_hops
-from lab.mirrors import cited_titles, match_either, mirrored, with_mirrors
+from lab.mirrors import cited_titles, match_either, mirrored, twin_sections, with_mirrors
 from judge import MAX_SOURCE_CHARS, source_answer
 from lab.answers import COMMON, NOT_STATED, about, named_in, normalize_answer, spaced
 from vector_index import CorpusError
@@ -154,19 +156,21 @@ WIDE = 4   # passages past the prompt's read when the prompt's agree: at most th
 
 
 def further(question, passages, corpus, n=WIDE, chunker=None, titles=None):
-    """Up to n passages past the prompt's on the question's subject, ids W1..Wn: passages that name every name the
-    question is about (answers.about), or another document under one of `titles` (the cited pages'), the best of
-    the same query's fused ranking, of dense search alone and of BM25 alone, taken in turn; none that the prompt
-    holds, by chunk or by text. No model call."""
-    from retrieve import retrieve_chunks
+    """Up to n passages past the prompt's on the question's subject, ids W1..Wn: first the same section of the other
+    copies of a cited page (mirrors.twin_sections), then passages that name every name the question is about
+    (answers.about), or another document under one of `titles` (the cited pages'), the best of the same query's
+    fused ranking, of dense search alone and of BM25 alone, taken in turn; none that the prompt holds, by chunk or
+    by text. No model call."""
+    from retrieve import get_retriever, retrieve_chunks
     have, docs = {p.get("chunk_id") for p in passages}, {p.get("doc") for p in passages}
     texts = {" ".join(p["text"].split()) for p in passages}
     depth = len(passages) + n
     how = {"chunker": chunker} if chunker else {}
+    twins = twin_sections(passages, get_retriever(corpus, **how), titles) if titles else []
     lists = [retrieve_chunks(question, depth, depth, corpus=corpus, method=m, **how)
              for m in ("fused", "dense", "bm25")]
     out = []
-    for p in (p for row in zip_longest(*lists) for p in row if p):
+    for p in twins + [p for row in zip_longest(*lists) for p in row if p]:
         text = " ".join(p["text"].split())
         mirror = titles and p.get("title") in titles and p.get("doc") not in docs   # a copy of a cited page
         if p["chunk_id"] in have or text in texts or not (mirror or about(question, p["text"])):

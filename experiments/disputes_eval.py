@@ -32,7 +32,7 @@ import injection
 import llm
 from citations import verify
 from disputes import WIDE, check, suspects
-from lab import cache
+from lab import cache, mirrors
 from retrieve import CORPUS_DIR, GOLDEN, eval_items, sample_golden
 from vector_index import CorpusError, build_index
 
@@ -200,17 +200,20 @@ def main():
     ap.add_argument("--own-bar", type=float, default=disputes.OWN_BAR, metavar="P",
                     help="the model's own answer (asked without passages) is a side when it gives another answer with "
                     f"at least this probability (default {disputes.OWN_BAR}; 1: never)")
+    ap.add_argument("--twin-ratio", type=float, default=mirrors.TWIN_RATIO, metavar="R",
+                    help="read first the same section of a cited page's other copies: the copy's chunk at least this "
+                    f"alike the cited one (default {mirrors.TWIN_RATIO}; above 1: never)")
     ap.add_argument("--wide", type=int, default=WIDE, metavar="N",
                     help=f"passages past the prompt's asked when the prompt's give at most one answer (default "
                          f"{WIDE}; 0: the prompt's only)")
     ap.add_argument("--json", type=Path, help="write the figures and rows here")
     args = ap.parse_args()
-    disputes.OWN_BAR = args.own_bar
+    disputes.OWN_BAR, mirrors.TWIN_RATIO = args.own_bar, args.twin_ratio
     if not (args.golden or args.injection or args.counterfactual):
         ap.error("choose --counterfactual DIR, --injection FAMILIES or --golden N")
     try:
         print(f"model: {llm.engine_info()['engine']} {llm.engine_info()['model']}; wide={args.wide}; "
-              f"own bar={args.own_bar}")
+              f"own bar={args.own_bar}; twin ratio={args.twin_ratio}")
         if args.counterfactual:
             rows, by = [r for f in args.counterfactual for r in eval_counterfactual(f, args.wide, args.limit)], "ratio"
             what = {"counterfactual": [cache.portable(str(f)) for f in args.counterfactual], "limit": args.limit}
@@ -227,7 +230,8 @@ def main():
     report(rows, by)
     if args.json:
         parts = {str(v): summary([r for r in rows if r[by] == v]) for v in sorted({r[by] for r in rows})}
-        cache.write_json(args.json, {**what, "wide": args.wide, "own_bar": args.own_bar, "model": llm.engine_info(),
+        cache.write_json(args.json, {**what, "wide": args.wide, "own_bar": args.own_bar,
+                                     "twin_ratio": args.twin_ratio, "model": llm.engine_info(),
                                      **summary(rows), "by": parts, "rows": rows})
 
 

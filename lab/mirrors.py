@@ -1,5 +1,5 @@
 """A page and its copy: pages under one title (a mirror, an outdated copy, a planted twin), and the value one of
-them has where the other has the answer. Used by disputes.py; no model call.
+them has where the other has the answer, and the same section of a copy. Used by disputes.py; no model call.
 
     changed_value('... in Ford County, Kansas.', '... in Ford County, Britain.', 'Kansas') -> 'Britain'
 """
@@ -8,6 +8,14 @@ import difflib
 from lab.answers import answers_match, named_in, normalize_answer
 
 MIRROR_RATIO = 0.9   # two texts this alike (difflib's ratio of their words) are one page and its copy
+TWIN_RATIO = 0.7     # a copy's chunk at least this alike a cited chunk (alike()) is its same section: on dev,
+#                      a copy's same section is 0.80-1.00 alike, another at most 0.58 (results/issue48/twin_probe.txt)
+
+
+def alike(a, b):
+    """How alike two texts are, word by word (difflib's ratio, 0..1): a page's section against the same section of its
+    copy reads near 1 (a value changed), against another section of it far lower."""
+    return difflib.SequenceMatcher(None, a.split(), b.split(), autojunk=False).ratio()
 
 
 def match_either(a, b, question=""):
@@ -81,3 +89,24 @@ def with_mirrors(said, passages, titles, shown=""):
     fixed = {**dict(said), **mirror_answers(said, passages, titles, shown)}
     order = [p["id"] for p in passages]
     return sorted(fixed.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order))
+
+
+def twin_sections(passages, retriever, titles):
+    """The same section, in each other document under a cited title, of each prompt passage of that title: the chunk
+    of the copy most alike the passage (alike() >= TWIN_RATIO), best first. When the prompt holds a section of
+    three copies, its fourth copy's same section is the one that can disagree, and the rankings may not reach it.
+    `retriever` has the index's chunks: texts, metas ({"doc", "title"}), by_doc and passage(i) (retrieve.Retriever);
+    none with TWIN_RATIO above 1."""
+    docs, under = {p.get("doc") for p in passages}, {}
+    if TWIN_RATIO > 1:
+        return []
+    for doc, chunks in retriever.by_doc.items():
+        if doc not in docs and retriever.metas[chunks[0]]["title"] in titles:
+            under.setdefault(retriever.metas[chunks[0]]["title"], []).append(doc)
+    found = {}
+    for p in passages:
+        for doc in under.get(p.get("title"), []):
+            ratio, i = max((alike(p["text"], retriever.texts[i]), i) for i in retriever.by_doc[doc])
+            if ratio >= TWIN_RATIO:
+                found[i] = max(ratio, found.get(i, 0.0))
+    return [retriever.passage(i) for i in sorted(found, key=lambda i: -found[i])]

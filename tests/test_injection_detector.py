@@ -313,3 +313,38 @@ def test_a_copy_whose_answer_the_judge_missed_still_shows_its_other_value(tmp_pa
     with llm.use_model(llm.ScriptedModel(passage_judge({}))):
         d = disputes.check({**result, "question": "Which region is Dodge City Regional Airport in?"})
     assert d["answers"] == [{"answer": "Kansas", "sources": ["S1"]}, {"answer": "Britain", "sources": ["S2"]}]
+
+
+def test_past_the_prompt_the_same_section_of_a_cited_pages_other_copy_is_read_first(monkeypatch):
+    import disputes
+    import retrieve
+    from lab import mirrors
+    sections = ["LIN 225 Field Methods. An introduction to recording and describing a language with a speaker.",
+                "Schedule: lectures meet Monday and Wednesday in room {} from 10:00 to 11:15.",
+                "Examination: a recorded sketch of one grammar point, handed in at the end of the term."]
+
+    class Copies:   # three documents under one title: the page and two copies whose room is replaced
+        texts = [s.format(room) for room in ("WLD 130", "HAL 326", "QNL 250") for s in sections]
+        metas = [{"doc": doc, "title": "LIN 225"} for doc in ("lin-225", "lin-225--copy-1", "lin-225--copy-2")
+                 for _ in sections]
+        by_doc = {"lin-225": [0, 1, 2], "lin-225--copy-1": [3, 4, 5], "lin-225--copy-2": [6, 7, 8]}
+
+        def passage(self, i):
+            return {"chunk_id": f"{self.metas[i]['doc']}#{i % 3}", "doc": self.metas[i]["doc"],
+                    "title": "LIN 225", "text": self.texts[i]}
+
+    copies = Copies()
+    prompt = [{**copies.passage(4), "id": "S1"}, {**copies.passage(7), "id": "S2"}]
+    # the true page's schedule (one word changed) and not its overview or examination: those are other sections
+    assert [p["chunk_id"] for p in mirrors.twin_sections(prompt, copies, {"LIN 225"})] == ["lin-225#1"]
+    assert mirrors.twin_sections(prompt, copies, {"Another title"}) == []      # a title no answer cites
+    assert mirrors.twin_sections(prompt[:1], copies, {"LIN 225"}) == [copies.passage(1), copies.passage(7)]
+    ranked = [copies.passage(i) for i in (3, 6, 0, 5)]   # the rankings reach other sections only
+    monkeypatch.setattr(retrieve, "get_retriever", lambda corpus, **how: copies)
+    monkeypatch.setattr(retrieve, "retrieve_chunks", lambda q, k, depth, corpus, method: ranked[:k])
+    question = "Where does LIN 225 meet?"
+    more = disputes.further(question, prompt, "corpus", n=2, titles={"LIN 225"})
+    assert [(p["id"], p["chunk_id"]) for p in more] == [("W1", "lin-225#1"), ("W2", "lin-225--copy-1#0")]
+    monkeypatch.setattr(mirrors, "TWIN_RATIO", 1.01)   # the rule off: the rankings alone
+    assert [p["chunk_id"] for p in disputes.further(question, prompt, "corpus", n=1, titles={"LIN 225"})] == [
+        "lin-225--copy-1#0"]
