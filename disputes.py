@@ -48,7 +48,7 @@ from pathlib import Path
 
 import judge
 import llm
-from lab import dates, own
+from lab import choice, own
 from lab.cache import ROOT
 from lab.hops import not_hops
 from lab.mirrors import cited_titles, match_either, mirrored, twin_sections, with_mirrors
@@ -202,7 +202,6 @@ def recorded_where(result):
 
 OWN_BAR = 0.6   # the model's own answer is a side when it gives it with at least this probability (lab/own.py); chosen
 # on dev (results/issue48/own_probe.txt): 1 clean answer of 60 disputed (a wrong one), 0 of 171 catalogue questions
-OWN = "model"   # the source id of the model's own side
 
 
 def own_answer(question):
@@ -223,7 +222,7 @@ def own_side(question, answer, bar=OWN_BAR):
     mine = own_answer(question)
     if not mine["answer"] or mine["p"] < bar or agree(mine["answer"], answer, question):
         return []
-    return [{"answer": mine["answer"], "sources": [OWN], "own": mine["p"]}]
+    return [{"answer": mine["answer"], "sources": [own.OWN], "own": mine["p"]}]
 
 
 def check(result, corpus=None, wide=None, chunker=None, own_bar=None):
@@ -308,64 +307,24 @@ def dispute(result):
     return d if d["disputed"] else None
 
 
+def documents(passages, corpus=None):
+    """{doc: its whole text} for the passages' documents, read from the index of `corpus`; {} without one."""
+    if corpus is None:
+        return {}
+    from retrieve import get_retriever
+    r = get_retriever(corpus)
+    return {doc: " ".join(r.texts[i] for i in r.by_doc.get(doc, [])) for doc in {p.get("doc") for p in passages} if doc}
+
+
 def sides(d, passages, corpus=None):
-    """A disputed answer as a choice: [{"answer", "sources": [{"id", "title", "where", "date"}], "date", "newer"}],
-    one per group of check()'s dict d. A source's "where" is its file with page and section when it has them;
-    its "date" is the latest the document gives itself (lab/dates.py: 'last updated 3 March 2024'), read from the
-    passage, else from the rest of its document when `corpus` is given. A side's "date" is its sources' latest;
-    "newer" marks the one side whose date is the latest, when at least two sides are dated."""
-    by_id = {p["id"]: p for p in [*passages, *d.get("more", [])]}
-    whole = {}
-    if corpus is not None:
-        from retrieve import get_retriever
-        r = get_retriever(corpus)
-        whole = {doc: " ".join(r.texts[i] for i in r.by_doc.get(doc, []))
-                 for doc in {p.get("doc") for p in by_id.values()} if doc}
-    out = []
-    for g in d["answers"]:
-        if g.get("own"):
-            out.append({"answer": g["answer"], "date": "", "newer": False, "sources": [
-                {"id": OWN, "title": "", "where": f"its own knowledge, no document; p = {g['own']:.2f}", "date": "",
-                 "past_prompt": False}]})
-            continue
-        shown = []
-        for sid in g["sources"]:
-            p = by_id.get(sid, {})
-            when = dates.stated_date(p.get("text", "")) or dates.stated_date(whole.get(p.get("doc"), ""))
-            shown.append({"id": sid, "title": p.get("title") or p.get("doc") or "", "where": p.get("where") or
-                          p.get("doc") or "", "date": dates.shown(when), "past_prompt": sid.startswith("W")})
-        out.append({"answer": g["answer"], "sources": shown,
-                    "date": max((s["date"] for s in shown if s["date"]), default=""), "newer": False})
-    dated = sorted({o["date"] for o in out if o["date"]})
-    if len(dated) >= 2:
-        for o in out:
-            o["newer"] = o["date"] == dated[-1]
-    return out
-
-
-def source_text(s):
-    """'S1 (velloran.md p. 2 · Design, dated 2024-03-03)' for one source of a side."""
-    bits = [b for b in (s["where"] or s["title"],
-                        f"dated {s['date']}" if s["date"] else "",
-                        "past the passages the model read" if s["past_prompt"] else "") if b]
-    return f"{s['id']} ({', '.join(bits)})" if bits else s["id"]
-
-
-def who(d):
-    """Who disagrees in check()'s dict d: "sources", or "sources and the model's own knowledge" with an own side."""
-    return "sources and the model's own knowledge" if any(g.get("own") for g in d["answers"]) else "sources"
+    """choice.sides() of check()'s dict d, a source's date read from the rest of its document in `corpus` when its
+    passage gives none."""
+    return choice.sides(d, passages, documents([*passages, *d.get("more", [])], corpus))
 
 
 def describe(d, passages=(), corpus=None):
-    """The CLI's lines for a disputed answer, a choice: each answer with its sources and dates, the newer marked.
-    The sources disagree; the answer is one of:
-      - Imre Dolanski: S1 (velloran, dated 2024-03-03) -- the newer
-      - Baxter Quill: W1 (records, past the passages the model read)"""
-    lines = [f"The {who(d)} disagree; the answer is one of:"]
-    for side in sides(d, passages, corpus):
-        lines.append(f"  - {side['answer']}: " + "; ".join(source_text(s) for s in side["sources"])
-                     + (" -- the newer" if side["newer"] else ""))
-    return "\n".join(lines)
+    """choice.describe() of check()'s dict d: the CLI's lines for a disputed answer (dates as in sides())."""
+    return choice.describe(d, passages, documents([*passages, *d.get("more", [])], corpus))
 
 
 def main():

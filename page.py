@@ -14,7 +14,7 @@ from pathlib import Path
 import answer_check
 import disputes
 from citations import answer_status
-from lab import links, spans, steps
+from lab import choice, links, spans, steps
 
 MAX_SOURCE_CHARS = 1500     # of a cited chunk shown in its pop-up
 CSS = """
@@ -167,18 +167,18 @@ def render_choice(result, dispute, said=""):
     (plain text, none bold), its sources with file, page and section, the date a source gives itself, and "newer"
     on the side whose date is the latest (disputes.sides; dispute["sides"] when the check made them with the
     corpus); the side the model's answer belongs to says so."""
-    choice = dispute.get("sides") or disputes.sides(dispute, result.get("passages", []))
+    options = dispute.get("sides") or disputes.sides(dispute, result.get("passages", []))
     items = []
-    for n, side in enumerate(choice):
+    for n, side in enumerate(options):
         srcs = "; ".join(f'<span class="src" data-source="{esc(s["id"])}" data-date="{esc(s["date"])}">'
-                         f'{esc(disputes.source_text(s))}</span>' for s in side["sources"])
+                         f'{esc(choice.source_text(s))}</span>' for s in side["sources"])
         mine = ' <span class="mine">(the model\'s answer)</span>' if n == dispute.get("shown_in") else ""
         newer = ' <span class="newer" data-newer>newer</span>' if side["newer"] else ""
         items.append(f'<li class="side" data-side="{esc(side["answer"])}">{esc(side["answer"])}{mine}{newer}'
                      f'<div class="from">{srcs}</div></li>')
-    return (f'<div class="choice" data-disputed="{len(choice)}" data-status="disputed" {said}>'
-            f'<div class="lead">The {disputes.who(dispute)} disagree. They give '
-            f'{len(choice)} answers; which holds depends on the source:</div><ul>{"".join(items)}</ul></div>')
+    return (f'<div class="choice" data-disputed="{len(options)}" data-status="disputed" {said}>'
+            f'<div class="lead">The {choice.who(dispute)} disagree. They give '
+            f'{len(options)} answers; which holds depends on the source:</div><ul>{"".join(items)}</ul></div>')
 
 
 def route_line(result, pattern):

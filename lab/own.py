@@ -19,6 +19,7 @@ OWN_EXAMPLES = [   # (question, reply): two well-known facts
     ("In which year did the Berlin Wall fall?", "1989"),
 ]
 OWN_TOKENS = 16
+OWN = "model"   # the source id of the model's own side (disputes.own_side)
 UNKNOWN = {"unknown", "i dont know", "not known", "none", ""}
 
 

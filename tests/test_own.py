@@ -39,7 +39,7 @@ def test_a_sure_other_answer_of_the_model_is_a_side_and_an_unsure_or_agreeing_on
     with llm.use_model(scripted([("Baxter", -0.1), (" Quill", -0.05)])) as m:
         side = disputes.own_side(q, "Imre Dolanski")
         assert disputes.own_side(q, "Imre Dolanski") == side and len(m.calls) == 1   # cached by question
-    assert side == [{"answer": "Baxter Quill", "sources": [disputes.OWN], "own": round(2.718281828 ** -0.15, 4)}]
+    assert side == [{"answer": "Baxter Quill", "sources": [own.OWN], "own": round(2.718281828 ** -0.15, 4)}]
     with llm.use_model(scripted([("Baxter", -0.1), (" Quill", -0.05)])):
         assert disputes.own_side(q, "Imre Dolanski", bar=0.9) == []                  # p 0.86 < 0.9
         assert disputes.own_side(q, "Baxter Quill") == []                             # the same answer
