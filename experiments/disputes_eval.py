@@ -104,14 +104,18 @@ def eval_injection(families, k=4, wide=WIDE):
     return rows
 
 
-def eval_golden(n, wide=WIDE, split=None):
-    """Rows of n clean golden questions (half single, half multi-hop; one split of them with `split`), answered by
+def eval_golden(n, wide=WIDE, split=None, only=()):
+    """Rows of n clean golden questions (half single, half multi-hop; one split of them with `split`; with `only`,
+    every question of the split whose id is in it), answered by
     generate() as verify_citations.py answers them (its cached answers are reused: same key): every dispute is a
     false one or a real disagreement of corpus/; right, and seen()."""
     from tqdm import tqdm
     name, answer_fn, settings = harness.run_args()
     rows = []
-    for item in tqdm(eval_items(GOLDEN, n, split=split), desc="disputes", unit="q", file=sys.stderr):
+    items = [i for i in eval_items(GOLDEN, 0 if only else n, split=split) if not only or i["id"] in only]
+    if missing := set(only) - {i["id"] for i in items}:
+        raise ValueError(f"--only: no {split or ''} golden question {', '.join(sorted(missing))}")
+    for item in tqdm(items, desc="disputes", unit="q", file=sys.stderr):
         result = harness.cached_answer(name, answer_fn, item, settings)["result"]
         rows.append({"id": item["id"], "type": item["type"], "right": answer_check.right(result["answer"], item)
                      and not result.get("idk"), **seen(result, CORPUS_DIR, wide)})
@@ -194,6 +198,7 @@ def main():
                     "misinformation), json prompt, from tests/fixtures/injection")
     ap.add_argument("--golden", type=int, metavar="N", help="false disputes on N clean golden questions")
     ap.add_argument("--split", choices=("dev", "test"), help="--golden: one half of golden.json")
+    ap.add_argument("--only", metavar="IDS", help="--golden: just these questions (comma-separated ids)")
     ap.add_argument("--limit", type=int, default=0, help="--counterfactual: N questions of each folder, half "
                     "single-hop and half multi-hop, the same N every time (0: all)")
     ap.add_argument("--k", type=int, default=4, help="passages in the prompt (--injection)")
@@ -209,6 +214,7 @@ def main():
     ap.add_argument("--json", type=Path, help="write the figures and rows here")
     args = ap.parse_args()
     disputes.OWN_BAR, mirrors.TWIN_RATIO = args.own_bar, args.twin_ratio
+    only = {i.strip() for i in (args.only or "").split(",") if i.strip()}
     if not (args.golden or args.injection or args.counterfactual):
         ap.error("choose --counterfactual DIR, --injection FAMILIES or --golden N")
     try:
@@ -218,8 +224,8 @@ def main():
             rows, by = [r for f in args.counterfactual for r in eval_counterfactual(f, args.wide, args.limit)], "ratio"
             what = {"counterfactual": [cache.portable(str(f)) for f in args.counterfactual], "limit": args.limit}
         elif args.golden:
-            rows, by, what = eval_golden(args.golden, args.wide, args.split), "type", {"golden": args.golden,
-                                                                                       "split": args.split}
+            rows, by, what = eval_golden(args.golden, args.wide, args.split, only), "type", {
+                "golden": args.golden, "split": args.split, **({"only": sorted(only)} if only else {})}
         else:
             rows, by, what = eval_injection(args.injection.split(","), args.k, args.wide), "kind", \
                 {"families": args.injection}

@@ -10,6 +10,13 @@ the ratio to the copy's chunk at the same place, "other" the best ratio to any o
 clean folder, every two documents under one title (a page and its real copy, if a folder has any) are held the same
 way, chunk against best chunk: what the rule would read there. A bar separates the two when it is above every "other"
 and at or below every "same".
+
+    python results/issue48/twin_probe.py --reach corpus golden.json dev --reach corpus golden.json test \
+        --reach catalogue/docs catalogue/golden.json test
+
+--reach: on clean questions, how many prompts (the 4 passages generate() retrieves, no model) hold a page whose copy
+the rule would read (mirrors.twin_sections over every title in the prompt, so at least as many as the cited titles
+give): where it reads nothing, the clean figures cannot move.
 """
 import argparse
 import json
@@ -68,10 +75,24 @@ def clean_ratios(folder):
     return pairs, out
 
 
+def reach(corpus, golden, split):
+    """(questions, [(id, title of the twin read)]) over one split of a clean folder's golden questions."""
+    from lab import mirrors
+    from retrieve import eval_items, get_retriever, retrieve_chunks
+    items, r, hits = eval_items(golden, 0, corpus, split=split), get_retriever(corpus), []
+    for item in items:
+        prompt = retrieve_chunks(item["question"], 4, corpus=corpus)
+        twins = mirrors.twin_sections(prompt, r, {p["title"] for p in prompt})
+        hits += [(item["id"], t["title"]) for t in twins]
+    return len(items), hits
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("folders", nargs="+", type=Path, help="counterfactual folders (experiments.counterfactual)")
+    ap.add_argument("folders", nargs="*", type=Path, help="counterfactual folders (experiments.counterfactual)")
     ap.add_argument("--clean", nargs="*", type=Path, default=[], help="clean folders: pages under one title")
+    ap.add_argument("--reach", nargs=3, action="append", default=[], metavar=("CORPUS", "GOLDEN", "SPLIT"),
+                    help="clean questions whose prompt holds a page the rule would read a copy of")
     ap.add_argument("--out", type=Path, help="also write the report here")
     args = ap.parse_args()
     lines = []
@@ -81,6 +102,10 @@ def main():
     for f in args.clean:
         pairs, ratios = clean_ratios(f)
         lines.append(f"{f} (clean): {pairs} ordered pairs of documents under one title; best chunk {spread(ratios)}")
+    for corpus, golden, split in args.reach:
+        n, hits = reach(Path(corpus), Path(golden), split)
+        lines.append(f"{golden} {split} (clean, {n} questions): {len({h[0] for h in hits})} prompts hold a page the rule "
+                     f"reads a copy of{': ' + ', '.join(f'{q} ({t})' for q, t in hits) if hits else ''}")
     print("\n".join(lines))
     if args.out:
         args.out.write_text("\n".join(lines) + "\n")
