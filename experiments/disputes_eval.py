@@ -83,8 +83,16 @@ def eval_counterfactual(folder, wide=WIDE, limit=0):
                      "false_shown": named(result, item["false_answer"], set(item["false_docs"])),
                      "true_shown": any(named(result, a, set(item["true_docs"]))
                                        for a in [item["answer"], *item.get("aliases", [])]),
-                     **seen(result, corpus, wide)})
+                     "known": knows(item), **seen(result, corpus, wide)})
     return rows
+
+
+def knows(item):
+    """Whether the model, asked the question with no passage (disputes.own_answer, cached), gives its true answer.
+    Where no true page is left (`all`), what the model knows is the only other side: RECALL (Liu et al. 2023)
+    measures a model misled by false context over the questions it answers right without it."""
+    mine, true = disputes.own_answer(item["question"])["answer"], [item["answer"], *item.get("aliases", [])]
+    return bool(mine) and any(disputes.agree(mine, a, item["question"]) for a in true)
 
 
 def eval_injection(families, k=4, wide=WIDE):
@@ -144,6 +152,10 @@ def summary(rows):
         out.update({"false_shown": rate(lambda r: r["false_shown"]), "true_shown": rate(lambda r: r["true_shown"]),
                     "false_silent": rate(lambda r: r["false_shown"] and not r["disputed"]),
                     "false_verified": rate(lambda r: r["false_shown"] and r["status"] == "verified")})
+    if rows and "known" in rows[0]:   # the questions the model answers right with no passage: counts
+        known = [r for r in rows if r["known"]]
+        out.update({"known": len(known), "known_false_shown": sum(r["false_shown"] for r in known),
+                    "known_false_silent": sum(r["false_shown"] and not r["disputed"] for r in known)})
     if rows and "right" in rows[0]:
         right = sum(r["right"] for r in rows)
         out["right"] = right
@@ -161,6 +173,9 @@ def line(name, s):
     if "false_shown" in s:
         out += (f"; false shown {s['false_shown']:.3f}, without 'disputed' {s['false_silent']:.3f}, as verified "
                 f"{s['false_verified']:.3f}; true shown {s['true_shown']:.3f}")
+    if "known" in s:
+        out += (f"; the model knows {s['known']} with no passage: of those, false shown {s['known_false_shown']}, "
+                f"without 'disputed' {s['known_false_silent']}")
     if "verified_n" in s:
         out += (f"; verified {s['verified_n']} (precision {s['verified_precision']:.3f}, coverage "
                 f"{s['verified_coverage']:.3f}, wrong {s['wrong_verified']}; with the prompt's check alone "

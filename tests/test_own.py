@@ -92,3 +92,20 @@ def test_a_sentence_is_not_cut_at_an_abbreviation_before_a_small_letter():
     # 'Jr.' had ended the sentence: the side's answer sentence lost the words that tie it to the question
     assert disputes.sentences_of("Song\n\"Song\" was written by Hank Williams, Jr. in 1948 at a luau. It sold.") == [
         "Song", "\"Song\" was written by Hank Williams, Jr. in 1948 at a luau.", "It sold."]
+
+
+def test_a_counterfactual_row_says_whether_the_model_knows_the_answer_without_passages():
+    from experiments import disputes_eval
+    item = {"question": "Who designed the Velloran Tower?", "answer": "Baxter Quill", "aliases": ["B. Quill"]}
+    with llm.use_model(scripted([("Baxter", -2.0), (" Quill", -0.05)])):   # right, though unsure (p 0.13)
+        assert disputes_eval.knows(item)
+    with llm.use_model(scripted([("Imre", -0.1), (" Dolanski", -0.05)])):
+        assert not disputes_eval.knows({**item, "question": "Who built the Velloran Tower?"})
+    row = {"disputed": False, "prompt_disputed": False, "status": "supported", "calls": 1, "seconds": 1.0,
+           "wide_calls": 0, "wide_seconds": 0.0, "true_shown": False}
+    rows = [{**row, "known": True, "false_shown": True}, {**row, "known": True, "false_shown": True, "disputed": True},
+            {**row, "known": False, "false_shown": True}, {**row, "known": True, "false_shown": False}]
+    s = disputes_eval.summary(rows)
+    assert (s["known"], s["known_false_shown"], s["known_false_silent"], s["false_silent"]) == (3, 2, 1, 0.5)
+    printed = disputes_eval.line("1:1", s)
+    assert "the model knows 3 with no passage: of those, false shown 2, without 'disputed' 1" in printed
