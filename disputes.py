@@ -84,22 +84,33 @@ SIDE_MARGIN = 0.12   # a side whose answer sentence is this much further from th
 
 def sentences_of(text):
     """A passage's sentences: each line split as the index splits (vector_index.split_sentences: after . ! ? before
-    a capital, so 'Hank Williams, Jr. in 1948' stays one sentence)."""
+    a capital, so 'Hank Williams, Jr. in 1948' stays one sentence); a row of a table (documents.table_rows) is one."""
+    from lab.documents import table_rows
     from vector_index import split_sentences
-    return [s for line in text.split("\n") for s in split_sentences(line)]
+    lines = text.split("\n")
+    return [s for line, row in zip(lines, table_rows(lines)) for s in ([line] if row else split_sentences(line))]
+
+
+def as_read(p, sentence):
+    """A sentence of passage p as closeness() embeds it: a table's row under the page's title, as the index reads
+    its chunks ('| Office | HAL 326 |' names no one; the question asks whose office); a sentence as it is."""
+    from lab.documents import table_rows
+    lines = p["text"].split("\n")
+    rows = {line for line, row in zip(lines, table_rows(lines)) if row}
+    return f"{p['title']}\n{sentence}" if p.get("title") and sentence in rows else sentence
 
 
 def closeness(question, groups, passages):
     """Per group, how close to the question is the sentence in which one of its sources states its answer: the
-    best cosine (MiniLM) between the question and a sentence of a source that names the answer (the source's
-    whole text when no one sentence does)."""
+    best cosine (MiniLM) between the question and a sentence of a source that names the answer (as_read: a table's
+    row under its page's title; the source's whole text when no one sentence does)."""
     from vector_index import embed
     by_id = {p["id"]: p for p in passages}
     q = embed([question])[0]
     out = []
     for g in groups:
         texts = [t for pid in g["sources"] if pid in by_id for t in
-                 ([s for s in sentences_of(by_id[pid]["text"]) if named_in(s, g["answer"], 1.0)]
+                 ([as_read(by_id[pid], s) for s in sentences_of(by_id[pid]["text"]) if named_in(s, g["answer"], 1.0)]
                   or [by_id[pid]["text"]])]
         out.append(float((embed(texts) @ q).max()) if texts else -1.0)
     return out

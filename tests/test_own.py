@@ -109,3 +109,20 @@ def test_a_counterfactual_row_says_whether_the_model_knows_the_answer_without_pa
     assert (s["known"], s["known_false_shown"], s["known_false_silent"], s["false_silent"]) == (3, 2, 1, 0.5)
     printed = disputes_eval.line("1:1", s)
     assert "the model knows 3 with no passage: of those, false shown 2, without 'disputed' 1" in printed
+
+
+def test_a_table_row_is_read_under_its_pages_title_so_an_office_in_a_table_answers_whose_office():
+    title = "Dr Bartholomew Iyer-Lachance"
+    bio = f"{title}\n{title} is a Lecturer in the Department of Biology at Tarrowmere College, which she joined."
+    contact = title + "\n## Contact\n| Item | Details |\n|---|---|\n| Office | {} |\n| Telephone extension | 4425 |"
+    passages = [{"id": "S1", "title": title, "text": bio},
+                {"id": "S2", "title": title, "text": contact.format("HAL 326")},
+                {"id": "W1", "title": title, "text": contact.format("QNL 262")}]
+    assert disputes.sentences_of(contact.format("HAL 326"))[4] == "| Office | HAL 326 |"   # a row is one sentence
+    assert disputes.as_read(passages[1], "| Office | HAL 326 |") == f"{title}\n| Office | HAL 326 |"
+    assert disputes.as_read(passages[0], bio.split("\n")[1]) == bio.split("\n")[1]          # prose as it is
+    groups = [{"answer": "Tarrowmere College", "sources": ["S1"]}, {"answer": "HAL 326", "sources": ["S2"]},
+              {"answer": "QNL 262", "sources": ["W1"]}]
+    question = f"Where is the office of {title}?"
+    # the two offices are the sides; the college (a sentence about where she works) is the far one
+    assert [g["answer"] for g in disputes.same_question(question, groups, passages, keep=())] == ["HAL 326", "QNL 262"]
