@@ -27,7 +27,8 @@ prompt while the rankings reach only the fourth copy's other sections. A side co
 answer is about as close to the question as the closest side's (same_question: within
 SIDE_MARGIN): a paragraph on another singer names its own song in a sentence about something else. On the dev half
 that rule took false disputes on 60 clean questions from 13 to 5 and kept 34 of 38 planted ones
-(results/issue48/side_gap.txt).
+(results/issue48/side_gap.txt). A table's row is read under its page's title (as_read): '| Office | HAL 326 |'
+names no one, and alone it is far from "Where is Dr Iyer-Lachance's office?".
 A side far from the question is kept when one of its pages reads like an instruction (instruction_like: the
 injection detector's conflict bar): an injected page states its target in a sentence addressed to the model, and
 the quarantine (suspects) must see that side to refuse it.
