@@ -86,18 +86,21 @@ SIDE_MARGIN = 0.12   # a side whose answer sentence is this much further from th
 def sentences_of(text):
     """A passage's sentences: each line split as the index splits (vector_index.split_sentences: after . ! ? before
     a capital, so 'Hank Williams, Jr. in 1948' stays one sentence); a row of a table (documents.table_rows) is one."""
-    from lab.documents import table_rows
     from vector_index import split_sentences
+    return [s for line, row in lines_of(text) for s in ([line] if row else split_sentences(line))]
+
+
+def lines_of(text):
+    """[(line, whether it is a row of a table: documents.table_rows)] of a passage."""
+    from lab.documents import table_rows
     lines = text.split("\n")
-    return [s for line, row in zip(lines, table_rows(lines)) for s in ([line] if row else split_sentences(line))]
+    return list(zip(lines, table_rows(lines)))
 
 
 def as_read(p, sentence):
     """A sentence of passage p as closeness() embeds it: a table's row under the page's title, as the index reads
     its chunks ('| Office | HAL 326 |' names no one; the question asks whose office); a sentence as it is."""
-    from lab.documents import table_rows
-    lines = p["text"].split("\n")
-    rows = {line for line, row in zip(lines, table_rows(lines)) if row}
+    rows = {line for line, row in lines_of(p["text"]) if row}
     return f"{p['title']}\n{sentence}" if p.get("title") and sentence in rows else sentence
 
 
