@@ -28,8 +28,8 @@ import router
 from disputes import agree
 from judge import MAX_SOURCE_CHARS, joined, source_answer
 from lab.links import CODE
-from lab.answers import (NOT_STATED, named_in, normalize_answer, numbers_in, spaced, stated_fuller,
-                         subject_names, token_f1)
+from lab.answers import (NOT_STATED, named_in, normalize_answer, stated_fuller,
+                         subject_names)
 from lab.spans import code_for_noun
 
 HERE = Path(__file__).parent
@@ -43,20 +43,6 @@ NUMBER_WORDS = set("zero one two three four five six seven eight nine ten eleven
 DATE_RELATIONS = ("inception", "date", "point in time", "start time", "end time", "publication date", "founded",
                   "dissolved", "abolished", "year")
 PLACE_RELATIONS = ("located in", "country", "place of", "headquarters", "location", "continent", "capital")
-
-
-def right(answer, item):
-    """The lab's label for a right answer: it contains the gold answer or an alias (SQuAD-normalised), or has token
-    F1 >= 0.5 with one that holds no number it lacks. ('the engineer Tomas Vell', {'answer': 'Tomas Vell'}) -> True;
-    ('KST 112', {'answer': 'KST 118'}) -> False (F1 0.5, but a room code, a date or a count is right only whole);
-    ('09:00-10:30', {'answer': '09:00'}) -> True"""
-    # a range's ends are whole too: '09:00-10:30' holds '09:00' (normalising alone glues it into '09001030')
-    a = f" {normalize_answer(answer)} {spaced(answer)} "
-    golds = [normalize_answer(g) for g in [item["answer"]] + list(item.get("aliases", []))]
-    if any(g and f" {g} " in a for g in golds):
-        return True
-    return any(token_f1(answer, g) >= 0.5 and numbers_in(g) <= numbers_in(normalize_answer(answer))
-               for g in golds if g)
 
 
 def asked_kind(question):

@@ -21,6 +21,7 @@ from judge import joined, supports
 from lab import spans
 from lab.answers import exact_match, f1
 from retrieve import doc_recall
+from lab import answers
 
 ALCE_CHATGPT_ASQA = {"citation_recall": 0.736, "citation_precision": 0.725}
 
@@ -126,12 +127,12 @@ def question_row(result, item, verdicts, cost, judge_cost, checked=None):
     """The numbers one answered question contributes to a run (cacheable, no model objects). checked: the
     answer-level check (answer_check.check) when made: its status, score and reasons, the dispute check it was
     given (checked["dispute"]: harness.evaluate's), the old sentence-level status beside it as sentence_status, and
-    whether the answer is right by the labels (answer_check.right)."""
+    whether the answer is right by the labels (answers.right)."""
     sentences, citations = verdicts, [ok for v in verdicts for ok in v["precise"].values()]
     checked = checked or {"status": answer_status(result, verdicts)}
     return {"id": item["id"], "type": item["type"], "source": item["source"], "answer": result["answer"],
             "em": exact_match(result["answer"], item), "f1": f1(result["answer"], item),
-            "right": answer_check.right(result["answer"], item) and not result["idk"],
+            "right": answers.right(result["answer"], item) and not result["idk"],
             "doc_recall": doc_recall(result.get("retrieved") or result["passages"], item["supporting_docs"]),
             "sentences": len(sentences), "cited": sum(bool(v["cites"]) for v in sentences),
             "supported": sum(v["supported"] for v in sentences), "citations": len(citations),
@@ -171,7 +172,7 @@ def summarize(rows):
 
 def verified_figures(rows):
     """What "verified" is worth over a run: its precision (right answers among those shown verified, by
-    answer_check.right) and coverage (right answers shown verified), for the answer check's status and for the old
+    answers.right) and coverage (right answers shown verified), for the answer check's status and for the old
     sentence-level one beside it; the answers shown as verified while wrong (verified_wrong) and the share shown
     disputed (disputed_share, None for rows made before the rows carried the dispute check). None where there is
     nothing to divide (rows from before the answer check)."""

@@ -31,6 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from lab.cache import write_json  # noqa: E402
+from lab import answers  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -142,9 +143,8 @@ def said_on(page):
 def time_stop(browser, url, item, stop_at=5.0, timeout_s=900):
     """Ask, press Stop `stop_at` s after Ask, then ask the same question again on the same page: -> seconds from
     Stop to the status saying stopped and to the call having ended (the line free), then the next answer's done
-    seconds, its short answer and whether it is right by the lab's label (answer_check.right). An answer done
+    seconds, its short answer and whether it is right by the lab's label (answers.right). An answer done
     before the Stop is said so ("stopped": false)."""
-    import answer_check
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     try:
         page.goto(url)
@@ -173,7 +173,7 @@ def time_stop(browser, url, item, stop_at=5.0, timeout_s=900):
     return {"question": item["question"], "stopped": True, "gold": item["answer"], "stop_at_s": stop_at,
             "stopped_shown_s": round(shown, 2), "call_ended_s": round(ended, 2), "sentences_when_stopped": had,
             "next_done_s": round(log["first"]["end"] / 1000, 1), "next_end": log["end"], "next_answer": said_text,
-            "next_right": answer_check.right(said_text, item)}
+            "next_right": answers.right(said_text, item)}
 
 
 def p50(xs):

@@ -29,6 +29,7 @@ import answer_check
 from experiments.answer_check_eval import fit
 from lab.cache import write_json
 from lab.links import split_of
+from lab import answers
 
 HELD = ("verified", "supported")   # the statuses a calibration decides between
 
@@ -48,7 +49,7 @@ def load(spec):
                 r = {**r, "pattern": pattern, "split": s, "group": f"{pattern}/{folder}"}
                 if r["id"] in items:   # the model-free parts as today's code reads them: the label, the kind asked
                     item, answer = items[r["id"]], r.get("answer") or ""
-                    r["right"] = answer_check.right(answer, item)
+                    r["right"] = answers.right(answer, item)
                     fits = answer_check.relevant(item["question"], answer)[0]
                     r["features"] = {**r["features"], "relevant": float(fits)}
                 out.append(r)

@@ -35,6 +35,7 @@ from disputes import WIDE, check, suspects
 from lab import cache, mirrors
 from retrieve import CORPUS_DIR, GOLDEN, eval_items, sample_golden
 from vector_index import CorpusError, build_index
+from lab import answers
 
 
 def seen(result, corpus, wide=WIDE):
@@ -125,7 +126,7 @@ def eval_golden(n, wide=WIDE, split=None, only=()):
         raise ValueError(f"--only: no {split or ''} golden question {', '.join(sorted(missing))}")
     for item in tqdm(items, desc="disputes", unit="q", file=sys.stderr):
         result = harness.cached_answer(name, answer_fn, item, settings)["result"]
-        rows.append({"id": item["id"], "type": item["type"], "right": answer_check.right(result["answer"], item)
+        rows.append({"id": item["id"], "type": item["type"], "right": answers.right(result["answer"], item)
                      and not result.get("idk"), **seen(result, CORPUS_DIR, wide)})
     return rows
 

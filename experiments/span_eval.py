@@ -7,7 +7,7 @@ the spans answer_span takes from them, on the rows of a results file (the same r
 
 Expected output (a second): one row per (rows, split, type) block: n, answers changed, EM / F1 / right before and
 after, the answers shown verified as the rows were checked and how many of them are right by today's
-answer_check.right (so rows written by older code are labelled as today's are), and the changed answers of the
+lab.answers.right (so rows written by older code are labelled as today's are), and the changed answers of the
 dev split (never the test split's, so nothing is chosen on them). A block's split is the golden item's
 (lab.links.split_of). Answers the span rule leaves alone score the same before and after.
 `--answers` also counts, over every cached generate() result in a cache file, the sentences spans.recite would cite
@@ -18,7 +18,7 @@ import json
 import sys
 from pathlib import Path
 
-from answer_check import right
+from lab.answers import right
 from lab.answers import exact_match, f1
 from lab.cache import Cache, write_json
 from lab.links import split_of

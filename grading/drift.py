@@ -32,7 +32,6 @@ tell them apart either (it makes the reference's answer, not the drifted one): g
 are right where the reference is wrong, and for rows the reference lacks the random re-run's miss chance is printed
 (reference.escape()).
 """
-import answer_check
 import citations
 import llm
 import patterns
@@ -43,6 +42,7 @@ from lab.cache import ROOT
 from lab.answers import exact_match, f1
 from retrieve import DEFAULT_CHUNKER, doc_recall, retrieve_chunks
 from vector_index import CorpusError, build_index
+from lab import answers
 
 def retrieval_of(script, method):
     """The retrieve_chunks method that made a row's passages, or None when no single retrieval did (a pattern that
@@ -128,7 +128,7 @@ def corpus_passages(row, chunks, chunker):
 def score(row, item):
     """Problems of check 3: EM, F1 and right recomputed from its short answer."""
     want = {"em": exact_match(row["answer"], item), "f1": f1(row["answer"], item),
-            "right": answer_check.right(row["answer"], item) and not row.get("idk")}
+            "right": answers.right(row["answer"], item) and not row.get("idk")}
     return [f"{k} {row.get(k)!r}, its answer {row['answer']!r} scores {v!r}" for k, v in want.items()
             if k in row and (abs(row[k] - v) > 1e-9 if isinstance(v, float) else bool(row[k]) != v)]
 

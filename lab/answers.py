@@ -53,6 +53,23 @@ def numbers_in(s):
     return set(re.findall(r"\d+", s))
 
 
+RIGHT_F1 = 0.8   # a looser answer is right only this close: at 0.5, "two weeks" was right for "6 weeks"
+
+
+def right(answer, item):
+    """The lab's label for a right answer: the gold answer or an alias is in it as whole words (SQuAD-normalised),
+    or its token F1 with one is at least RIGHT_F1.
+    ('the engineer Tomas Vell', {'answer': 'Tomas Vell'}) -> True; ('two weeks', {'answer': '6 weeks'}) -> False
+    (F1 0.5); ('Engineering Building', {'answer': 'Halloran Building'}) -> False; ('09:00-10:30', {'answer':
+    '09:00'}) -> True (a range's ends are whole words: normalising alone glues it into '09001030')"""
+    if not answer:
+        return False
+    a = f" {normalize_answer(answer)} {spaced(answer)} "
+    golds = [g for g in [item["answer"]] + list(item.get("aliases", [])) if g]
+    return any(f" {normalize_answer(g)} " in a or f" {spaced(g)} " in a or token_f1(answer, g) >= RIGHT_F1
+               for g in golds if normalize_answer(g))
+
+
 def acronym(a, b):
     """One answer is the initials of the other: ('U.S.', 'United States') -> True, ('UK', 'Ukraine') -> False"""
     a, b = normalize_answer(a).split(), normalize_answer(b).split()
