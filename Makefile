@@ -40,7 +40,7 @@ demo: index               ## the main job: a multi-hop golden question, retrieve
 	@test -n "$(QUESTION)" || { echo 'make demo CORPUS=$(CORPUS): no golden.json beside it, so say what to ask: QUESTION="..."' >&2; exit 2; }
 	@$(BIN)/python -m lab.native --hint
 	$(BIN)/python retrieve.py "$(QUESTION)" --corpus $(CORPUS)
-	$(BIN)/python verify_citations.py --ask "$(QUESTION)" $(ON_CORPUS)
+	$(BIN)/python assembly.py "$(QUESTION)" --corpus $(CORPUS)
 
 test: install             ## the whole test suite (fast fixture tests + a few real-engine ones), on both cores
 	$(BIN)/python -m pytest -n 2

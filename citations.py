@@ -1,68 +1,41 @@
-"""Week 4: check every citation. Which IDs are invalid, which sentences are uncited, which citations do not
-support their sentence; over a run, ALCE-style citation recall and precision. The lab step that runs it over
-golden questions is verify_citations.py; harness.py runs every pattern through verify().
+"""Week 5: check every citation with week 4's judge. Which IDs are invalid, which sentences are uncited, which
+citations do not support their sentence; over a run, ALCE-style citation recall and precision. The lab step that runs
+it over golden questions is verify_citations.py.
 
 Definitions (ALCE, Gao et al. 2023): a sentence is supported when its cited passages, together, support
 it (an uncited sentence is not); citation recall = share of supported sentences. A citation is precise
 when its sentence is supported and the citation either supports the sentence alone or is needed (the
 other citations without it do not support it); citation precision = share of precise citations.
 ALCE's ChatGPT figures on ASQA, for comparison: recall 73.6, precision 72.5.
+
+    verify(result)                    -> [{"text", "cites", "supported", "precise": {"S1": True}}, ...]
+    verify(result, supports=my_judge) -> the same with another judge (claim, source) -> bool
 """
 import hashlib
 import statistics
 import sys
 
-import answer_check
-import disputes
-import judge
-import llm
-from generate import quarantine_reasons
-from judge import joined, supports
-from lab import spans
+from judge import joined, supports as judge_supports
+from lab import answers
 from lab.answers import exact_match, f1
 from retrieve import doc_recall
-from lab import answers
 
 ALCE_CHATGPT_ASQA = {"citation_recall": 0.736, "citation_precision": 0.725}
 
 
-def verify(result, dispute=None, on_verdict=None):
-    """A generate() result -> per-sentence verdicts: [{text, cites, supported, precise: {id: bool}, quarantined}].
-    on_verdict(n, verdict) is called as each sentence's verdict is reached (a CLI or page shows it then).
-    A passage on the side of a disagreement that reads like an instruction (disputes.suspects) is quarantined too:
-    `dispute` is disputes.check(result) when the caller has it; None asks for it only when a cited passage could
-    lose that way (disputes.worth_checking: no model call otherwise); False skips the rule.
-    A passage that carries injection markers (generate.injection_markers: label look-alikes, source tags, chat
-    role tokens, "ignore the instructions", fake turns, ready-made replies) or that the learned detector flags
-    (injection_detector.py: text addressed to the model or its reader) supports nothing: its citations are
-    imprecise and listed in `quarantined` with the reasons (generate.quarantine_reasons). On 78 injected
-    questions in 13 families the attack success goes 0.333 -> 0.013 with the dispute (0.013 for families the
-    detector was not fitted on), results/injection.json; no document of corpus/ carries a marker, and the
-    detector flags 0.83% of them (cross-fitted, with its second look: results/injection_detector.json)."""
+def verify(result, supports=judge_supports, on_verdict=None):
+    """A generate() result -> per-sentence verdicts: [{text, cites, supported, precise: {id: bool}}]. `supports(claim,
+    source)` is the judge (week 4's YES/NO verdict by default); a sentence's cited passages are joined into one source.
+    on_verdict(n, verdict) is called as each sentence's verdict is reached (a CLI or page shows it then)."""
     by_id = {p["id"]: p for p in result["passages"]}
-    if dispute is None and disputes.worth_checking(result):
-        dispute = disputes.check(result)
-    conflict = disputes.suspects(dispute, result["passages"]) if dispute else {}
-    # the question and short answer let the judge compare a sentence's answer with the source's own
-    slot = {} if result.get("idk") else {"question": result.get("question"), "answer": result.get("answer")}
-    check = lambda text, ids: _judged(text, ids, by_id, slot)[0]
+    check = lambda text, ids: bool(ids) and supports(text, joined([by_id[c] for c in ids]))
     out = []
     for s in result["sentences"]:
         cites = [c for c in s["cites"] if c in by_id]
-        quarantined = {c: m for c in cites
-                       if (m := quarantine_reasons(by_id[c]["text"]) + ([conflict[c]] if c in conflict else []))}
-        usable = [c for c in cites if c not in quarantined]
-        supported, how = _judged(s["text"], usable, by_id, slot) if usable else (False, "")
-        precise = {}
-        for c in cites:
-            if not supported or c in quarantined:
-                precise[c] = False
-            elif len(usable) == 1:
-                precise[c] = True
-            else:
-                precise[c] = check(s["text"], [c]) or not check(s["text"], [o for o in usable if o != c])
-        out.append({"text": s["text"], "cites": cites, "supported": supported, "precise": precise,
-                    "quarantined": quarantined, "how": how})
+        supported = check(s["text"], cites)
+        precise = {c: supported and (len(cites) == 1 or check(s["text"], [c])
+                                     or not check(s["text"], [o for o in cites if o != c])) for c in cites}
+        out.append({"text": s["text"], "cites": cites, "supported": supported, "precise": precise})
         if on_verdict:
             on_verdict(len(out) - 1, out[-1])
     return out
@@ -72,22 +45,6 @@ def verdict_line(n, v):
     """'  checked 2. [S1 supports] [S3 does not support] -> supported' for a CLI, as a verdict is reached."""
     marks = " ".join(f"[{c} {'supports' if ok else 'does not support'}]" for c, ok in v["precise"].items())
     return f"  checked {n + 1}. {marks or '(uncited)'} -> {'supported' if v['supported'] else 'NOT supported'}"
-
-
-def _judged(text, ids, by_id, slot):
-    """(supported, how the judge decided: "answer" when the sources' own answer to the question matched the
-    sentence's, "choice", "rescue" (a very confident verdict after the choice), "verdict", "minicheck" or "failed")
-    for a sentence citing the passages `ids`, joined (judge.judge_claim, the replies judge.supports() reads)."""
-    source = joined([by_id[c] for c in ids])
-    if judge.judge_model():
-        return supports(text, source), "minicheck"
-    try:
-        ok, parts = judge.judge_claim(text, source, **slot)
-    except llm.ReplyError:
-        return False, "failed"
-    how = ("verdict" if "answer" not in parts else "answer" if "choice" not in parts and "verdict" not in parts
-           else "choice" if "verdict" not in parts else "rescue" if "choice" in parts else "verdict")
-    return bool(ok), how
 
 
 def answer_status(result, verdicts):
@@ -191,20 +148,23 @@ def verified_figures(rows):
     return out
 
 
-def print_answer(result, verdicts, dispute=None):
-    """One checked answer for a CLI: the short answer only when the answer check (answer_check.check) verifies it,
-    otherwise what the check found and why; then each sentence's verdicts and the sources."""
-    checked = answer_check.check(result, verdicts, dispute)
-    status = checked["status"]
-    shown = (f"{result['answer']}   [verified: score {checked['score']:.2f}]" if status == "verified" else
-             f"{result['answer']}   [{status}]" if status in ("idk", "failed") else
-             f"(the sources disagree: see the answers they give below; the model said: {result['answer']})"
-             if status == "disputed" else
-             f"{answer_check.STATUS_TEXT[status].upper()} (the model said: {result['answer']})")
+SENTENCE_TEXT = {"verified": "every sentence is supported", "partly verified": "some sentences are not supported",
+                 "idk": "the model said it does not know", "failed": "the model's reply was unusable"}
+
+
+def print_answer(result, verdicts):
+    """One checked answer for a CLI: the short answer with what its sentences' verdicts allow (answer_status; an answer
+    no sentence supports is not shown as the answer), then each sentence's verdicts and the sources."""
+    status = answer_status(result, verdicts)
+    shown = (f"{UNVERIFIED.upper()} (the model said: {result['answer']})" if status == "unverified" else
+             f"{result['answer']}   [{SENTENCE_TEXT.get(status, status)}]")
     print(f"\nquestion: {result['question']}\nanswer:   {shown}")
-    for why in checked["reasons"]:
-        print(f"          - {why}")
-    print(f"          (sentences: {answer_status(result, verdicts)}; calibration: {checked['calibration']})")
+    print_sentences(result, verdicts)
+
+
+def print_sentences(result, verdicts):
+    """Each sentence with its citations' verdicts (a passage a layer kept from supporting it, with why), the
+    invalid IDs dropped, then the sources with where they come from."""
     for n, v in enumerate(verdicts, 1):
         quarantined = v.get("quarantined", {})
         marks = " ".join(f"[{c}: " + (f"not allowed as support: {', '.join(quarantined[c])}" if c in quarantined
@@ -214,18 +174,12 @@ def print_answer(result, verdicts, dispute=None):
               f"{'supported' if v['supported'] else 'NOT supported'}")
     for bad in result["invalid_ids"]:
         print(f"  invalid citation [{bad['id']}] in sentence {bad['sentence'] + 1}: dropped (no such source)")
-    for fix in result.get("recited", []):
-        print(f"  {spans.recited_line(fix)}")
-    if result.get("spelled"):
-        print(f"  {spans.spelled_line(result['spelled'])}")
+    for line in result.get("notes", []):
+        print(f"  {line}")
     print("sources:")
     for p in result["passages"]:
         print(f"  [{p['id']}] {p['chunk_id']}: {' '.join(p['text'].split())[:90]}"
               + (f"\n       {p['where']}" if p.get("where") else ""))
-
-
-# disputes.py: 6 of 60 clean golden answers marked disputed, 4 of the 30 held out (results/disputes_golden.json)
-SHOW_DISPUTES = True
 
 
 def say_verdict(n, v):
@@ -233,17 +187,9 @@ def say_verdict(n, v):
     print(verdict_line(n, v), file=sys.stderr, flush=True)
 
 
-def print_checked(result, show_disputes=None, on_verdict=None, corpus=None):
-    """The answer with the judge's verdicts (print_answer): what a CLI shows for one question; with show_disputes
-    (default SHOW_DISPUTES), then whether its passages disagree (disputes.check: one call per passage about the
-    question; with `corpus`, or the folder the result's retrievals name, up to disputes.WIDE passages past the
-    prompt's when those agree), as a choice between the answers (disputes.describe). on_verdict: see verify()."""
-    where = {"corpus": corpus} if corpus else disputes.recorded_where(result)
-    d = disputes.check(result, **where) if (SHOW_DISPUTES if show_disputes is None else show_disputes) else None
-    print_answer(result, verify(result, d, on_verdict), d)
-    if d is not None:
-        print(disputes.describe(d, result["passages"], where.get("corpus")) if d["disputed"] else
-              "not disputed: the passages that answer the question agree")
+def print_checked(result, on_verdict=None):
+    """The answer with the judge's verdicts (print_answer): what a CLI shows for one question."""
+    print_answer(result, verify(result, on_verdict=on_verdict))
 
 
 COLUMNS = [("questions", "questions", "d"), ("sentences", "sentences", "d"), ("cited_sentence_rate", "cited", ".3f"),

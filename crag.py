@@ -47,7 +47,8 @@ from pydantic import BaseModel, Field
 import harness
 import llm
 import web_search
-from generate import check_question, generate, quarantine_reasons
+from generate import check_question, generate
+from layers.quarantine import quarantine_reasons   # issue 59: to become a parameter the assembly passes
 from harness import fmt, mean
 from judge import ask
 from lab import steps

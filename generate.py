@@ -32,7 +32,6 @@ import re
 import sys
 from pathlib import Path
 
-import injection_detector
 import llm
 from bm25_baseline import tokenize
 from lab import partial, spans, steps
@@ -131,31 +130,6 @@ def clean_source_text(text):
     '[S9] </Source> <|im_start|>system' -> '(S9) < /Source> < |im_start|>system'"""
     text = CITE_GROUP.sub(lambda m: f"({m.group(1)})", text)
     return SOURCE_TAG.sub(lambda m: f"< {m.group(1)}", text).replace("<|", "< |")
-
-
-INJECTION_MARKERS = [  # what instructions hidden in a document look like; none occurs in corpus/ (2,884 docs)
-    ("label look-alike", CITE_GROUP),
-    ("source delimiter", SOURCE_TAG),
-    ("chat role token", re.compile(r"<\|")),
-    ("instruction to the model", re.compile(r"\b(ignore|disregard|forget)\b[^.\n]{0,40}"
-                                            r"\b(instructions?|rules?|prompt)\b"
-                                            r"|\b(new rule|system prompt|must reply|reply with exactly)\b", re.I)),
-    ("chat turn", re.compile(r"^\s*(system|user|assistant|answer)\s*:", re.I | re.M)),
-    ("ready-made reply", re.compile(r'"sources"\s*:\s*\[', re.I)),
-]
-
-
-def injection_markers(text):
-    """Names of the injection markers in a source text, [] for a clean one. A verifier can refuse to let
-    such a passage support a claim. 'Ignore all previous instructions.' -> ['instruction to the model']"""
-    return [name for name, pattern in INJECTION_MARKERS if pattern.search(text)]
-
-
-def quarantine_reasons(text):
-    """Why a passage may support no claim: its injection markers, then the learned detector's flag (text
-    addressed to the model or its reader, injection_detector.py), [] for a clean passage. The one rule that
-    citations.verify, CRAG's refinement and injection.py's '+quarantine' row apply."""
-    return injection_markers(text) + list(injection_detector.flagged(text))
 
 
 def format_sources(passages, style=DEFAULT_STYLE):

@@ -1,5 +1,6 @@
-"""The evaluation harness the lab's scripts share: answer golden items with a pattern, check each answer's
-citations (citations.verify), cache both, and report.
+"""The evaluation harness the lab's scripts share: answer golden items with a pattern, check each answer as the lab
+at full strength does (assembly.py: its citations, disputes and answer check; or with layers off), cache both, and
+report.
 
 - evaluate(name, answer_fn, items, settings): one row per question (citations.question_row), answers and rows
   cached, so an interrupted run resumes and a rerun is instant; run() does it for plain generate().
@@ -12,13 +13,14 @@ import functools
 import sys
 from pathlib import Path
 
-import answer_check
-import disputes
+import assembly
 import generate as generate_module
 import injection_detector
 import judge
 import llm
-from citations import print_checked, question_row, summarize, verify
+from assembly import print_checked
+from citations import question_row, summarize
+from layers import answer_check, judge_answers
 from generate import DEFAULT_STYLE, check_question, generate
 from lab import steps
 from lab.cache import Cache, keyed, module_of, write_json
@@ -47,12 +49,12 @@ def answer_key(name, answer_fn, settings, item):
                  item["question"], item["id"], *([{"trim_words": trim}] if trim else []))
 
 
-def row_key(answer, item):
+def row_key(answer, item, off=frozenset()):
     """The key of a row judged from an answer (its answer_key) against a golden item's labels: the harness's code
-    and what it imports (the judge, citations, disputes, the quarantine, the answer check), the labels, the judge
-    model, the detector's weights and the answer check's calibration file."""
-    return keyed("harness", "row", answer, labels(item), judge.judge_model() or "-", injection_detector.version(),
-                 answer_check.calibration_id())
+    and what it imports (the judge, citations, the assembly and its layers), the labels, the judge model, the
+    detector's weights, the answer check's calibration file and the layers left out (none: the key as before)."""
+    return keyed("harness", "row", answer, labels(item), judge_answers.judge_model() or "-",
+                 injection_detector.version(), answer_check.calibration_id(), *([sorted(off)] if off else []))
 
 
 def cached_answer(name, answer_fn, item, settings=None, fresh=False):
@@ -79,29 +81,30 @@ def where_of(settings):
     return {"corpus": Path(settings["corpus"]), "chunker": settings.get("chunker")} if settings.get("corpus") else {}
 
 
-def evaluate(name, answer_fn, items, settings=None, fresh=False, progress=True):
+def evaluate(name, answer_fn, items, settings=None, fresh=False, progress=True, lab=None):
     """Answer each golden item with answer_fn(question) -> a generate()-shaped result, check it as the page does
     (whether its sources disagree, disputes.check; its citations, verify; the answer, answer_check) and return one
     row per question: its status is what the user is shown. Answers are cached under answer_key() and rows under
     row_key(), so an interrupted run resumes, a rerun is instant, and a new judge re-judges the cached answers
-    without asking for them again; fresh=True recomputes both."""
+    without asking for them again; fresh=True recomputes both. lab: assembly.build(off), default full strength."""
     from tqdm import tqdm
+    lab = lab or assembly.FULL
     store, rows = Cache("rows"), []
     for item in tqdm(items, desc=name, unit="q", file=sys.stderr, disable=not progress):
-        key = row_key(answer_key(name, answer_fn, settings, item), item)
+        key = row_key(answer_key(name, answer_fn, settings, item), item, lab.off)
         if not fresh and key in store:
             rows.append(store.get(key))
             continue
         kept = cached_answer(name, answer_fn, item, settings, fresh)
         with judge.spending() as judged:   # cached verdicts count what they cost when first judged
             with judge.spending() as disputing:   # as the page checks: do the sources disagree? (disputes.check)
-                dispute = disputes.check(kept["result"], **where_of(settings))
-            verdicts = verify(kept["result"], dispute)
+                dispute = lab.dispute(kept["result"], **where_of(settings))
+            verdicts = lab.verify(kept["result"], dispute=dispute if dispute is not None else False)
         with judge.spending() as checking:
-            checked = answer_check.check(kept["result"], verdicts, dispute)
-        checked["dispute"] = {"disputed": dispute["disputed"], "answers": dispute["answers"] if dispute["disputed"]
-                              else None, "read": dispute["read"], "calls": disputing["calls"],
-                              "seconds": round(disputing["seconds"], 3)}
+            checked = lab.status(kept["result"], verdicts, dispute)
+        checked["dispute"] = dispute and {"disputed": dispute["disputed"], "answers": dispute["answers"]
+                                          if dispute["disputed"] else None, "read": dispute["read"],
+                                          "calls": disputing["calls"], "seconds": round(disputing["seconds"], 3)}
         # what the answer check added: its replies the sentence judge did not already ask for
         extra = [cs for k, cs in checking["replies"].items() if k not in judged["replies"]]
         checked["cost"] = {"calls": sum(c for c, _ in extra), "seconds": round(sum(s for _, s in extra), 3)}

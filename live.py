@@ -19,9 +19,9 @@ about the question (disputes), one per citation (citations.verify) and the answe
 import threading
 import time
 
-import answer_check
-import citations
-import disputes
+from layers import answer_check
+import assembly
+from layers import disputes
 import generate
 import llm
 from lab import partial, steps
@@ -105,7 +105,7 @@ class Live:
             self.stage = "checking citations (one judge call per citation)"
             self.changed.set()
             try:
-                citations.verify(self.result, self.dispute, on_verdict=self._verdict)
+                assembly.FULL.verify(self.result, on_verdict=self._verdict, dispute=self.dispute)
                 self.stage = "checking the answer itself (the cited passages asked the question)"
                 self.checked = answer_check.check(self.result, self.verdicts, self.dispute)
                 self._took("answer check")

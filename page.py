@@ -11,8 +11,8 @@ browser, so tests check the markup directly and tests/test_app.py checks it agai
 import html
 from pathlib import Path
 
-import answer_check
-import disputes
+from layers import answer_check
+from layers import disputes
 from citations import answer_status
 from lab import choice, links, spans, steps
 

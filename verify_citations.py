@@ -1,10 +1,10 @@
-"""Week 4: check every citation. Which IDs are invalid, which sentences are uncited, which citations
-do not support their sentence; over a run, ALCE-style citation recall and precision.
+"""Week 5: check every citation with week 4's judge. Which IDs are invalid, which sentences are uncited, which
+citations do not support their sentence; over a run, ALCE-style citation recall and precision.
 
     python verify_citations.py                          # 10 golden questions, half single, half multi
     python verify_citations.py --limit 30 --json results/citations.json
     python verify_citations.py --styles lab,text,json --limit 30   # the prompt styles side by side
-    python verify_citations.py --ask "question"         # one answer, each citation with its verdict, disputes
+    python verify_citations.py --ask "question"         # one answer, each citation with its verdict
 
 Expected output: the settings, a progress bar, then one row per prompt style: questions, sentences,
 cited-sentence rate, invalid IDs, citation recall, citation precision, answer F1, seconds per question
@@ -12,8 +12,9 @@ cited-sentence rate, invalid IDs, citation recall, citation precision, answer F1
 time, much less on a rerun (verdicts are cached by judge.py). --json writes the summary (one style: at the top;
 several: under "styles"), the "settings" (styles, order) and the "rows" per style it is summarize()d from.
 
-The checking itself is citations.py (verify: one judge call per citation, ALCE's definitions); the loop over
-golden questions, with its caches, is harness.py.
+The checking itself is citations.py (verify: one judge call per citation, ALCE's definitions). --ask runs the week's
+step alone; the loop over golden questions, with its caches, is harness.py, which checks each answer as the lab at
+full strength does (assembly.py: the judge layer, quarantine, disputes, the answer check), as the grading replays it.
 """
 import argparse
 import json
@@ -63,7 +64,7 @@ def main():
             if args.ask:
                 result = generate(args.ask, order=args.order, style=styles[0], corpus=args.corpus,
                                   watch=writing() if styles[0] == "json" else None)
-                return print_checked(result, on_verdict=say_verdict, corpus=args.corpus)   # and any dispute
+                return print_checked(result, on_verdict=say_verdict)
             items = eval_items(args.golden, args.limit, args.corpus)
             rows = {s: run(items, s, args.order, args.corpus, args.fresh) for s in styles}
             summaries = {s: summarize(rs) for s, rs in rows.items()}

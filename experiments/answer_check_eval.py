@@ -30,7 +30,7 @@ import sys
 from datetime import date
 from pathlib import Path
 
-import answer_check
+from layers import answer_check
 import harness
 import llm
 import patterns

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-import answer_check
+from layers import answer_check
 import judge
 import llm
 from experiments import answer_check_eval as ace

@@ -37,8 +37,9 @@ WARMUP = "Where was the designer of the Eiffel Tower born?"
 WORKER = r"""
 import json, os, sys, time
 out, sys.stdout = sys.stdout, sys.stderr   # whatever the code prints stays off the reply line
-import answer_check, llm
-from citations import verify
+import llm
+from layers import answer_check
+from assembly import FULL
 from generate import generate
 trace = os.environ["RAG_TRACE"]            # llama.cpp's tokens read anew and from its prompt cache, per call
 for line in sys.stdin:
@@ -48,7 +49,7 @@ for line in sys.stdin:
     t0 = time.perf_counter()
     r = generate(q)
     t1 = time.perf_counter()
-    v = verify(r)
+    v = FULL.verify(r)
     c = answer_check.check(r, v)
     t2 = time.perf_counter()
     s = llm.stats()

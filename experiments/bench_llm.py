@@ -78,7 +78,7 @@ def prompt_reading(salt):
 
 def measure(repeats):
     """Every figure on the engine this process uses -> dict."""
-    import citations
+    import assembly
     info = llm.engine_info()
     llm.complete("Say OK.", max_tokens=4)  # load the model outside the timings
     cold, warm, switched, reading = [], [], [], []
@@ -94,7 +94,8 @@ def measure(repeats):
     with llm.counting() as c2:
         second = generate("Where was the designer of Ashford Bridge born?", passages=PASSAGES)
     identical = (first["answer"], first["sentences"]) == (second["answer"], second["sentences"])
-    _, verify_s = timed(lambda: citations.verify(first))   # the typical answer's check (fresh judge cache in a child)
+    # the typical answer's check (fresh judge cache in a child)
+    _, verify_s = timed(lambda: assembly.FULL.verify(first))
     return {"engine": info, "judge_cold_s": statistics.median(cold), "judge_warm_s": statistics.median(warm),
             "judge_after_other_prompt_s": statistics.median(switched),
             "answer_first_s": c1["seconds"], "answer_repeat_s": c2["seconds"], "answers_identical": identical,

@@ -25,7 +25,7 @@ import json
 import sys
 from pathlib import Path
 
-import answer_check
+from layers import answer_check
 from experiments.answer_check_eval import fit
 from lab.cache import write_json
 from lab.links import split_of

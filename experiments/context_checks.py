@@ -10,8 +10,9 @@ question. Each check of that answer is the same two messages with one more line 
     Check: does [S2] state: Tomas Vell was born in Hartmoor.
 llama.cpp's prompt cache holds the answer's prompt, so a check reads only its own line (~20-60 tokens) where the
 judge on its own read the cited passages again after its own system prompt (~100-400 tokens each).
-- InContext(context, ids): the judge's three prompts (judge.Alone's answer / choose / verdict) asked this way, so the
-  answer_check design (judge._answer_check) runs unchanged on top of it.
+- InContext(context, ids): the judge's three prompts (judge_answers.Alone's answer / choose / verdict) asked this
+  way, so the
+  answer_check design (judge_answers._answer_check) runs unchanged on top of it.
 - judge_claim(): the sentence judge asked this way; answer(): the question to one passage or a chain of them (what
   answer_check.agreed and disputes.check ask).
 Replies are cached like the judge's (judge.timed), keyed by the whole context: the system prompt, the sources and
@@ -22,6 +23,7 @@ import judge
 import llm
 from generate import is_idk
 from lab.cache import Cache
+from layers import judge_answers
 
 CHECK_RULES = """Instead of a question to answer, the last lines may ask you to check the sources, in the JSON asked
 for. A check names the sources it may read, like [S2]: use only those, as if the other sources were not there. They may
@@ -69,7 +71,8 @@ def tag(ids):
 
 
 class InContext:
-    """The judge's three prompts about the sources `ids`, asked after the answer's own prompt (see judge.Alone)."""
+    """The judge's three prompts about the sources `ids`, asked after the answer's own prompt (see
+    judge_answers.Alone)."""
 
     def __init__(self, context, ids):
         self.context, self.ids = context, list(ids)
@@ -86,7 +89,7 @@ class InContext:
         task = f'Check: answer from {tag(self.ids)} to "{question}"'
 
         def compute():
-            said = str(self._json(task, judge.ANSWER_SCHEMA).get("answer", "")).strip()
+            said = str(self._json(task, judge_answers.ANSWER_SCHEMA).get("answer", "")).strip()
             return "not stated" if is_idk(said) else said   # the answer's own rule 3 says "I don't know."
         return self._ask("answer", task, compute)
 
@@ -107,11 +110,13 @@ def judge_claim(context, claim, ids, source, question=None, answer=None):
     """(supported, parts): the answer_check design on the cited sources `ids` (their text joined is `source`, which
     the name checks read), asked in the answer's context."""
     parts = {}
-    ok = judge._answer_check(claim, source[:judge.MAX_SOURCE_CHARS], judge.claim_slot(claim, question, answer),
+    slot = judge_answers.claim_slot(claim, question, answer)
+    ok = judge_answers._answer_check(claim, source[:judge.MAX_SOURCE_CHARS], slot,
                              parts, asker=InContext(context, ids))
     return ok, parts
 
 
 def answer(context, question, ids):
-    """What the sources `ids` alone give as the answer to `question`: a cached reply (judge.source_answer's kind)."""
+    """What the sources `ids` alone give as the answer to `question`: a cached reply (judge_answers.source_answer's
+    kind)."""
     return InContext(context, ids).answer(question)

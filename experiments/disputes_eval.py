@@ -25,13 +25,13 @@ import statistics
 import sys
 from pathlib import Path
 
-import answer_check
-import disputes
+from layers import answer_check
+from layers import disputes
 import harness
 import injection
 import llm
-from citations import verify
-from disputes import WIDE, check, suspects
+from assembly import FULL
+from layers.disputes import WIDE, check, suspects
 from lab import cache, mirrors
 from retrieve import CORPUS_DIR, GOLDEN, eval_items, sample_golden
 from vector_index import CorpusError, build_index
@@ -46,8 +46,8 @@ def seen(result, corpus, wide=WIDE):
     looking further added}."""
     alone = check(result)   # the prompt's passages alone (their replies are then cached for the wide check)
     d = check(result, corpus=corpus, wide=wide) if wide else alone
-    status = answer_check.check(result, verify(result, d), d)["status"]
-    before = status if d is alone else answer_check.check(result, verify(result, alone), alone)["status"]
+    status = answer_check.check(result, FULL.verify(result, dispute=d), d)["status"]
+    before = status if d is alone else answer_check.check(result, FULL.verify(result, dispute=alone), alone)["status"]
     return {"disputed": d["disputed"], "prompt_disputed": alone["disputed"], "prompt_status": before,
             "answers": d["answers"] if d["disputed"] else None, "status": status, "answer": result.get("answer"),
             "quarantined": sorted(suspects(d, result["passages"])), "passages": len(result["passages"]),

@@ -10,7 +10,7 @@ and judge seconds per pair. ~30 min for the 180 test pairs the first time on the
 cores), seconds on a rerun: every reply is cached by judge.py. `--split dev` also prints the yes-probability
 threshold sweep. The pairs come from `python -m experiments.judge_pairs` (committed in pairs/).
 
-Designs (DESIGNS; judge.supports() runs judge.JUDGE_DESIGN):
+Designs (DESIGNS; judge.supports() runs judge_answers.JUDGE_DESIGN):
 - `verdict`: the old prompt, a schema-constrained YES/NO with worked examples;
 - `yes_prob`: the same call, YES when P(YES) read from the verdict token's logprobs clears a threshold
   chosen on dev;
@@ -38,13 +38,14 @@ from experiments.judge_pairs import KINDS, OUT_DIR, load
 from lab import answers
 from lab.cache import Cache, code_key
 from vector_index import CorpusError
+from layers import judge_answers
 
 THRESHOLDS = [round(0.05 * i, 2) for i in range(1, 20)]
 DESIGNS = ("answer_chain", "answer_check", "in_context", "in_context_among", "verdict", "yes_prob", "answer",
            "answer_choice", "verdict_and_answer", "verdict_and_answer_choice", "answer_contrast")
 P_YES_THRESHOLD = 0.65     # yes_prob: P(YES) at or above this is a YES; chosen on the dev pairs (the sweep)
 
-# the candidates' own prompts (answer_check shares one system prompt for all its steps: judge.SHARED_SYSTEM)
+# the candidates' own prompts (answer_check shares one system prompt for all its steps: judge_answers.SHARED_SYSTEM)
 ANSWER_RULES = """You answer a question from a source. Use only the source, not your own knowledge.
 Reply with the shortest answer the source gives: a name, place, number, date or short phrase, copied from the
 source. The source may name several people, places and dates: give the one that answers exactly what is asked.
@@ -81,12 +82,12 @@ AMONG = {"support": "unrelated", "unrelated": "support", "hard": "unrelated"}   
 def context_of_pair(pair, others=()):
     """(context, cited ids): the pair's source as an answer's sources (a joined source's passages as S1, S2..), with
     `others` (texts) placed among them uncited, in an order fixed by the pair's id; the question is the claim's."""
-    mine = judge.passages_of(pair["source"][:judge.MAX_SOURCE_CHARS])
+    mine = judge_answers.passages_of(pair["source"][:judge.MAX_SOURCE_CHARS])
     texts = [(t, True) for t in mine] + [(t, False) for t in others]
     if others and int(Cache.key(pair["id"])[:8], 16) % 2:   # the uncited source first for half the pairs
         texts = texts[len(mine):] + texts[:len(mine)]
     passages = [{"id": f"S{i}", "title": "", "text": t} for i, (t, _) in enumerate(texts, 1)]
-    slot = judge.claim_slot(pair["claim"])
+    slot = judge_answers.claim_slot(pair["claim"])
     context = context_checks.context_of({"question": slot[0] if slot else pair["claim"], "passages": passages})
     return context, [p["id"] for p, (_, cited) in zip(passages, texts) if cited]
 
@@ -102,13 +103,14 @@ def among(pairs):
 
 def judge_pair(claim, source, design, pair=None, others=()):
     """(supported, parts) for one candidate design; answer_check, answer_contrast and verdict are
-    judge.judge_claim's; in_context (in_context_among: beside an uncited source) context_checks.judge_claim's."""
+    judge_answers.judge_claim's; in_context (in_context_among: beside an uncited source)
+    context_checks.judge_claim's."""
     if design in ("answer_chain", "answer_check", "answer_contrast", "verdict"):
-        return judge.judge_claim(claim, source, design=design)
+        return judge_answers.judge_claim(claim, source, design=design)
     if design in IN_CONTEXT:
         context, ids = context_of_pair(pair, others if design == "in_context_among" else ())
         return context_checks.judge_claim(context, claim, ids, source)
-    source, slot, parts = source[:judge.MAX_SOURCE_CHARS], judge.claim_slot(claim), {}
+    source, slot, parts = source[:judge.MAX_SOURCE_CHARS], judge_answers.claim_slot(claim), {}
     if design in ("yes_prob",) or design.startswith("verdict_and") or slot is None:
         parts["verdict"] = judge.verdict_reply(claim, source)
         v = parts["verdict"]["value"]
@@ -116,14 +118,14 @@ def judge_pair(claim, source, design, pair=None, others=()):
         if design == "yes_prob" or slot is None or not verdict:
             return verdict, parts
     q, claimed = slot
-    parts["answer"] = judge.source_answer(q, source, ANSWER_SYSTEM)
+    parts["answer"] = judge_answers.source_answer(q, source, ANSWER_SYSTEM)
     said = parts["answer"]["value"]
     if answers.answers_match(said, claimed):
         return True, parts
     if not design.endswith("choice") or answers.normalize_answer(said) in answers.NOT_STATED \
             or not answers.named_in(source, claimed):
         return False, parts
-    parts["choice"] = judge.choose(q, source, [claimed, said], CHOICE_RULES)
+    parts["choice"] = judge_answers.choose(q, source, [claimed, said], CHOICE_RULES)
     pick = parts["choice"]["value"]
     return answers.answers_match(pick, claimed) and not answers.answers_match(pick, said), parts
 
@@ -200,7 +202,7 @@ def main():
     if args.limit > 0:
         pairs = [p for k in KINDS for p in [q for q in pairs if q["kind"] == k][:args.limit]]
     print(f"model={llm.engine_info()['model']} pairs={path} n={len(pairs)} designs={','.join(designs)} "
-          f"default={judge.JUDGE_DESIGN} p_yes>={P_YES_THRESHOLD}")
+          f"default={judge_answers.JUDGE_DESIGN} p_yes>={P_YES_THRESHOLD}")
     table, verdicts = {}, {}
     try:
         for design in designs:
@@ -211,7 +213,7 @@ def main():
         sys.exit(f"judge_eval: {e}")
     print_table(table)
     out = {"model": llm.engine_info(portable=True), "judge_code": code_key("judge"), "pairs_file": path.name,
-           "p_yes_threshold": P_YES_THRESHOLD, "default_design": judge.JUDGE_DESIGN, "table": table}
+           "p_yes_threshold": P_YES_THRESHOLD, "default_design": judge_answers.JUDGE_DESIGN, "table": table}
     if "yes_prob" in designs or "verdict" in designs:
         out["p_yes_sweep"] = sweep(pairs)
         best = max(out["p_yes_sweep"], key=lambda r: (min(r[k] for k in KINDS), r["mean"]))

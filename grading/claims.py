@@ -23,7 +23,7 @@ a passage CRAG's refinement cut (its chunk ID is checked, not its text); passage
 """
 import re
 
-from answer_check import stating
+from layers.answer_check import stating
 from citations import text_sha
 from retrieve import DEFAULT_CHUNKER, SEED_PREFIX_CHARS
 from vector_index import chunk_records, load_documents

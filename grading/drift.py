@@ -32,7 +32,7 @@ tell them apart either (it makes the reference's answer, not the drifted one): g
 are right where the reference is wrong, and for rows the reference lacks the random re-run's miss chance is printed
 (reference.escape()).
 """
-import citations
+import assembly
 import llm
 import patterns
 from generate import IDK, trim_passage
@@ -156,7 +156,7 @@ def judged(row, question, found):
               "invalid_ids": row.get("invalid_ids") or [],
               "sentences": [{"text": v["text"], "cites": v["cites"]} for v in row["verdicts"]]}
     try:
-        verdicts = citations.verify(result, dispute=False)
+        verdicts = assembly.FULL.verify(result, dispute=False)
     except llm.LLMError as e:
         return [f"its verdicts could not be judged again: {e}"]
     return [f"sentence {n + 1}: it calls {c} precise, the grader's judge does not ({v['text'][:60]!r})"

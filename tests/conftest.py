@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from layers import judge_answers
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -94,10 +95,10 @@ def judge_defers(messages, schema):
     """For SCRIPTED models written for a YES/NO judge: True when the request is the answer_check judge asking
     for the source's own answer (on its own, or inside the answer's prompt). Replying {"answer": "not stated"}
     then hands the decision to the scripted verdict whenever the source names the claim's answer
-    (judge._answer_check), and says NO otherwise."""
-    import judge
+    (judge_answers._answer_check), and says NO otherwise."""
     props = (schema or {}).get("properties", {}) if isinstance(schema, dict) else {}
-    asks = messages[0].get("content") == judge.SHARED_SYSTEM or "\nCheck: answer from [" in messages[-1]["content"]
+    asks = (messages[0].get("content") == judge_answers.SHARED_SYSTEM
+            or "\nCheck: answer from [" in messages[-1]["content"])
     return asks and set(props) == {"answer"} and "enum" not in props["answer"]
 
 

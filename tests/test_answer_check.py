@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-import answer_check as ac
+from layers import answer_check as ac
 from lab import answers
 import llm
 from experiments import answer_check_eval as ace

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 import app
+import assembly
 import citations
 import llm
 import multihop
@@ -31,6 +32,7 @@ import patterns
 from experiments.bench_page import CHROMIUM, CHROMIUM_ARGS, OBSERVE_JS, free_port
 from generate import IDK
 from lab import cache, steps
+from layers import answer_check
 from live import Live
 from conftest import NOT_STATED_REPLY, judge_defers, judge_view
 
@@ -174,9 +176,12 @@ def test_an_answer_no_sentence_supports_is_not_the_headline(capsys):
     out = page.render_answer(result, red)
     assert 'data-status="unanswered"' in out and "the model said: New York City" in out
     assert re.search(r'class="short unconfirmed"[^>]*><span class="chip unanswered"[^>]*>the sources do not', out)
-    citations.print_answer(result, red)
+    answer_check.print_answer(result, red)
     assert ("answer:   THE SOURCES DO NOT ANSWER THIS QUESTION (the model said: New York City)"
             in capsys.readouterr().out)
+    citations.print_answer(result, red)   # week 5's step alone: not the answer either
+    assert ("answer:   UNVERIFIED: NO SENTENCE OF THIS ANSWER IS SUPPORTED BY ITS SOURCES (the model said: New York "
+            "City)" in capsys.readouterr().out)
     green = [{**red[0], "supported": True, "precise": {"S1": True}}]
     assert 'class="short"' not in page.render_answer(result, green)   # supported, not confirmed: no bold headline
     assert 'data-status="supported"' in page.render_answer(result, green)
@@ -280,7 +285,7 @@ def test_handler_streams_progress_and_turns_errors_into_messages(corpus):
     def judge_down(result, dispute=None, on_verdict=None):
         raise llm.LLMError("judge down")
     with scripted(), pytest.MonkeyPatch.context() as mp:
-        mp.setattr(citations, "verify", judge_down)
+        mp.setattr(assembly.FULL, "verify", judge_down)
         status, answer, _ = list(app.answer_steps(Q, "single", corpus, choices))[-1]
     assert ("citation check failed: judge down" in status
             and [c[2] for c in chips(answer)] == ["unchecked", "unchecked", "invalid"])
@@ -578,12 +583,12 @@ def with_outdated_copy(corpus):
     return corpus
 
 
-def test_verify_cli_ask_shows_the_sources_disagreeing_as_a_choice(own_corpus, monkeypatch, capsys):
-    import verify_citations
-    monkeypatch.setattr(sys, "argv", ["verify_citations.py", "--corpus", str(with_outdated_copy(own_corpus)),
-                                      "--ask", "Who designed Ashford Bridge?"])
+def test_the_full_labs_cli_shows_the_sources_disagreeing_as_a_choice(own_corpus, monkeypatch, capsys):
+    import assembly
+    monkeypatch.setattr(sys, "argv", ["assembly.py", "--corpus", str(with_outdated_copy(own_corpus)),
+                                      "Who designed Ashford Bridge?"])
     with llm.use_model(llm.ScriptedModel(dispute_reply)):
-        verify_citations.main()
+        assembly.main()
     out = capsys.readouterr().out
     assert "The sources disagree" in out and "Edric Vell" in out and "Tomas Vell" in out
     assert "not disputed" not in out

@@ -25,7 +25,6 @@ import benchmark
 import citations
 from lab.answers import exact_match, f1, normalize_answer
 import harness
-import judge
 import llm
 import retrieve
 import verify_citations
@@ -33,6 +32,7 @@ from grading import checks, drift, figures, grade, handin, reference, rerun
 from grading.claims import Chunks
 from lab import cache
 from test_benchmark import GENERATE_SYSTEM, SCRIPTED_MODEL
+from layers import judge_answers
 
 ROOT = Path(__file__).resolve().parent.parent
 RUBRIC = {"rerun": {"name": "re-run", "points": 4, "tolerance": 0},
@@ -151,7 +151,8 @@ def test_a_correct_hand_in_gets_full_marks_and_its_rows_are_really_re_run(lab, c
     assert sum(line.startswith("reproduced: citations.json json fx-") for line in first) == 4
     assert all("shared with an earlier hand-in" in line for line in second[2:])
     systems = [messages[0]["content"] for messages, _ in calls]   # the re-runs asked the model again, answer and
-    assert GENERATE_SYSTEM in systems and judge.SHARED_SYSTEM in systems   # verdicts: nothing read back from a cache
+    # verdicts: nothing read back from a cache
+    assert GENERATE_SYSTEM in systems and judge_answers.SHARED_SYSTEM in systems
     table = (out / "class.csv").read_text().splitlines()
     assert table[0].startswith("student,score,max,week 2,week 4,week 9,re-run") and len(table) == 3
     assert f"| ada | {FULL} | {FULL} |" in (out / "class.md").read_text()

@@ -54,34 +54,56 @@ def test_the_walk_finds_a_cycle_when_there_is_one(tmp_path):
     assert cycles == [["a", "b"], ["c", "pkg.d", "pkg.e"]]   # a package module's imports are followed too
 
 
-def layout_breaks(graph):
+def layout_breaks(graph, weeks=None):
     """The imports that break the layout: lab/ (the plumbing) importing anything outside lab/; a top-level module
     (the week scripts and their libraries) importing experiments/ or grading/; experiments/ and grading/ importing
-    each other. -> [(importer, imported)]"""
+    each other; a layer (layers/) importing the assembly; a week's file (weeks: {module: week 1-8}) importing a layer
+    or the assembly, which put the weeks together and come after them. -> [(importer, imported)]"""
     place = lambda m: m.split(".")[0] if "." in m else "top"
+    later = lambda m: place(m) == "layers" or m == "assembly"
     return sorted((a, b) for a, b in graph.edges
                   if (place(a) == "lab" and place(b) != "lab")
                   or (place(a) == "top" and place(b) in ("experiments", "grading"))
-                  or {place(a), place(b)} == {"experiments", "grading"})
+                  or {place(a), place(b)} == {"experiments", "grading"}
+                  or (place(a) == "layers" and b == "assembly")
+                  or ((weeks or {}).get(a) and place(a) == "top" and later(b) and (a, b) not in PENDING))
+
+
+# issue 59, in progress: CRAG's refinement keeps an injected passage whole (so the quarantine sees its markers); that
+# rule is to become a layer on crag.refine; injection.py measures the layers (attack success with and without each
+# verifier) and is to move beside the other measurements
+PENDING = {("crag", "layers.quarantine"), *(("injection", m) for m in ("assembly", "layers.answer_check",
+                                                                      "layers.disputes", "layers.judge_answers",
+                                                                      "layers.quarantine"))}
+
+
+def week_of_module(root=ROOT):
+    """{module: its week 1-8} from labs/files.md (week files only)."""
+    return {f[:-3].replace("/", "."): int(w) for f, w in file_table(root).items() if w.isdigit() and int(w) <= 8}
 
 
 def test_the_layout_plumbing_beneath_the_weeks_measurements_and_grading_beside_them():
     graph = import_graph()
-    assert {m.split(".")[0] for m in graph if "." in m} == {"lab", "experiments", "grading"}
+    assert {m.split(".")[0] for m in graph if "." in m} == {"lab", "layers", "experiments", "grading"}
     assert graph.has_edge("vector_index", "lab.cache") and graph.has_edge("grading.grade", "grading.handin")
-    assert not layout_breaks(graph), layout_breaks(graph)
+    assert graph.has_edge("assembly", "layers.quarantine") and week_of_module()["citations"] == 5
+    assert not layout_breaks(graph, week_of_module()), layout_breaks(graph, week_of_module())
 
 
 def test_the_layout_check_finds_an_import_that_breaks_it(tmp_path):
-    for folder in ("lab", "experiments", "grading"):
+    for folder in ("lab", "experiments", "grading", "layers"):
         (tmp_path / folder).mkdir()
         (tmp_path / folder / "__init__.py").write_text("")
     (tmp_path / "week.py").write_text("from lab import plumbing\nfrom grading import grade\n")
     (tmp_path / "lab" / "plumbing.py").write_text("def f():\n    import week\n")   # lazy, still an arrow up
     (tmp_path / "experiments" / "bench.py").write_text("import week\nimport lab.plumbing\nimport grading.grade\n")
     (tmp_path / "grading" / "grade.py").write_text("import week\n")
-    assert layout_breaks(import_graph(tmp_path)) == [("experiments.bench", "grading.grade"),
-                                                     ("lab.plumbing", "week"), ("week", "grading.grade")]
+    (tmp_path / "layers" / "extra.py").write_text("import week\nimport assembly\n")
+    (tmp_path / "assembly.py").write_text("import week\nfrom layers import extra\n")
+    (tmp_path / "step.py").write_text("from layers import extra\n")   # a week's file reaching up to a layer
+    assert layout_breaks(import_graph(tmp_path), {"week": 2, "step": 3}) == [
+        ("experiments.bench", "grading.grade"), ("lab.plumbing", "week"), ("layers.extra", "assembly"),
+        ("step", "layers.extra"), ("week", "grading.grade")]
 
 
 def test_pattern_names_live_in_one_registry():

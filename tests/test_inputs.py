@@ -132,7 +132,7 @@ def test_an_edited_attack_is_the_one_scored(attack_corpus, caches):
     item = ATTACKS[0]
     model = honest(item)
     first = run_attack(item, attack_corpus, model)
-    asked = lambda: sum(m[0]["content"] != inj.judge.SHARED_SYSTEM for m, _ in model.calls)   # answer prompts
+    asked = lambda: sum(m[0]["content"] != inj.judge_answers.SHARED_SYSTEM for m, _ in model.calls)   # answer prompts
     answers = asked()
     assert first["target"] == item["attack"]["target"] and not first["target_shown"]
     rows = rows_kept(caches, "injection")

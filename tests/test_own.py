@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-import disputes
+from layers import disputes
 import llm
 from lab import own
 

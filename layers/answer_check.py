@@ -1,5 +1,5 @@
-"""Week 4 (the answer itself): is the short answer a user reads first right? citations.verify checks each
-sentence against its sources; this checks the headline, in three parts, and combines them into one score.
+"""Layer on week 5's check (citations.answer_status): is the short answer a user reads first right? citations.verify
+checks each sentence against its sources; this checks the headline, in three parts, and combines them into one score.
 
 - stated (no model call): a supported sentence states the short answer (or, for yes/no, the supported sentences
   name what the question compares). A headline no sentence states is never verified.
@@ -23,16 +23,18 @@ import math
 import re
 from pathlib import Path
 
+import citations
 import llm
 import router
-from disputes import agree
-from judge import MAX_SOURCE_CHARS, joined, source_answer
+from layers.disputes import agree
+from judge import MAX_SOURCE_CHARS, joined
+from layers.judge_answers import source_answer
 from lab.links import CODE
 from lab.answers import (NOT_STATED, named_in, normalize_answer, stated_fuller,
                          subject_names)
 from lab.spans import code_for_noun
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).parent.parent   # the repository (this file is in layers/)
 CALIBRATIONS = HERE / "models" / "calibration"
 YESNO_START = re.compile(r"^\s*(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should)\b", re.I)
 MONTHS = ("january february march april may june july august september october november december "
@@ -311,3 +313,20 @@ def check(result, verdicts, dispute=None, cal=False):
             reasons.append(f"no calibration for {llm.engine_info()['model']}: run python -m "
                            "experiments.answer_check_eval --fit")
     return {**base, "status": status, "score": s, "reasons": reasons, "parts": parts, "features": feats}
+
+
+def print_answer(result, verdicts, dispute=None):
+    """One checked answer for a CLI: the short answer only when check() verifies it, otherwise what the check found
+    and why; then each sentence's verdicts and the sources (citations.print_sentences)."""
+    checked = check(result, verdicts, dispute)
+    status = checked["status"]
+    shown = (f"{result['answer']}   [verified: score {checked['score']:.2f}]" if status == "verified" else
+             f"{result['answer']}   [{status}]" if status in ("idk", "failed") else
+             f"(the sources disagree: see the answers they give below; the model said: {result['answer']})"
+             if status == "disputed" else
+             f"{STATUS_TEXT[status].upper()} (the model said: {result['answer']})")
+    print(f"\nquestion: {result['question']}\nanswer:   {shown}")
+    for why in checked["reasons"]:
+        print(f"          - {why}")
+    print(f"          (sentences: {citations.answer_status(result, verdicts)}; calibration: {checked['calibration']})")
+    citations.print_sentences(result, verdicts)

@@ -1,6 +1,7 @@
-"""Week 8 (reliability): is the answer disputed? Passages that give different answers.
+"""Layer on the answer a user is shown (week 5's check, and the status of the calibrated answer check): is the answer
+disputed? Passages that give different answers. Taught in week 8 beside the injection attacks.
 
-    python disputes.py "Who designed the Velloran Tower?" --corpus tests/fixtures/injection/corpus
+    python -m layers.disputes "Who designed the Velloran Tower?" --corpus tests/fixtures/injection/corpus
     python -m experiments.disputes_eval --counterfactual .rag/cf/test-1to1   # rates over planted false answers
 
 Expected output: the cited answer, then each passage's own answer to the question and, when the sources disagree,
@@ -9,9 +10,9 @@ newer. One model call per passage asked (~2-4 s each on the embedded engine, cac
 .rag/cache/judge.jsonl).
 
 Why: a document that calmly states a false fact carries no instruction, so no detector can see it
-(injection_detector.py, generate.injection_markers). What can be seen is that it disagrees with another
-passage. Each passage on the question's subject is asked the question on its own (judge.source_answer: the
-judge's shared prompt, "not stated" when the passage does not answer); answers that agree (answers.answers_match,
+(injection_detector.py, layers/quarantine.py). What can be seen is that it disagrees with another
+passage. Each passage on the question's subject is asked the question on its own (layers.judge_answers.source_answer:
+the judge's shared prompt, "not stated" when the passage does not answer); answers that agree (answers.answers_match,
 either way round, unless each has a word of its own: 'Tomas Vell' and 'Edric Vell' are two people) form one
 group; two or more groups make the answer DISPUTED, and the user is shown every group with its sources instead
 of one answer picked silently. An answer not copied from its passage (not named in it)
@@ -49,11 +50,13 @@ from pathlib import Path
 
 import judge
 import llm
+from layers import quarantine
 from lab import choice, own
 from lab.cache import ROOT
 from lab.hops import not_hops
 from lab.mirrors import cited_titles, match_either, mirrored, twin_sections, with_mirrors
-from judge import MAX_SOURCE_CHARS, source_answer
+from judge import MAX_SOURCE_CHARS
+from layers.judge_answers import source_answer
 from lab.answers import COMMON, NOT_STATED, about, named_in, normalize_answer, spaced
 from vector_index import CorpusError
 
@@ -226,7 +229,7 @@ def own_answer(question):
         # top_logprobs=1: llama.cpp returns token probabilities only when asked for at least one alternative
         response = llm.chat(own.messages(question), logprobs=True, top_logprobs=1, max_tokens=own.OWN_TOKENS)
         return own.read_reply(llm.token_logprobs(response))
-    reply = judge.timed("own", [question, own.OWN_SYSTEM, own.OWN_EXAMPLES], compute)
+    reply = judge.timed("own", [question, own.OWN_SYSTEM, own.OWN_EXAMPLES], compute, "layers.disputes")
     return {**reply["value"], "calls": reply["calls"], "seconds": reply["seconds"]}
 
 
@@ -306,14 +309,24 @@ def suspects(d, passages, detector=None):
 
 def worth_checking(result, detector=None):
     """Whether suspects() could quarantine anything in this result: a cited passage scores at or above the conflict
-    bar and is not refused already (generate.quarantine_reasons). No model call; about one clean passage in 20
+    bar and is not refused already (quarantine.quarantine_reasons). No model call; about one clean passage in 20
     scores that high, so verify() asks for check()'s calls only then."""
-    from generate import quarantine_reasons
+    quarantine_reasons = quarantine.quarantine_reasons
     detector = detector or _shipped()
     cited = {c for s in result.get("sentences", []) for c in s.get("cites", [])}
     return detector is not None and any(p["id"] in cited and not quarantine_reasons(p["text"])
                                         and detector.score(p["text"])[0] >= detector.gray
                                         for p in result.get("passages", []))
+
+
+def verify(result, on_verdict=None, step=quarantine.verify, dispute=None):
+    """Layer on week 5's verify, through the quarantine layer (`step`): a passage on the side of a disagreement that
+    reads like an instruction (suspects) is quarantined too. `dispute` is check(result) when the caller has it; None
+    asks for it only when a cited passage could lose that way (worth_checking: no model call otherwise); False skips
+    the rule."""
+    if dispute is None and worth_checking(result):
+        dispute = check(result)
+    return step(result, on_verdict=on_verdict, extra=suspects(dispute, result["passages"]) if dispute else {})
 
 
 def dispute(result):

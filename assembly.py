@@ -1,0 +1,138 @@
+"""The lab at full strength: the week steps, and the layers the lab added on top of them, in order, one line each.
+The demo, the page, the benchmark and the harness answer with this; a week's own script runs its step alone.
+
+    python assembly.py "Who designed Ashford Bridge?" --corpus tests/fixtures/corpus   # answered and checked
+    python assembly.py "..." --off disputes,answer_check                                # without two layers
+    python assembly.py --layers                                                         # the layers, in order
+
+Expected output: the answer as the demo shows it (verified, supported, disputed...), each sentence with its
+citations' verdicts, the sources, then whether the passages disagree. ~15-30 s on the embedded engine the first time.
+
+A layer wraps a week's function and keeps its signature; `build(off)` composes them, leaving out the layers named in
+`off`, so the benchmark can measure each one (`python benchmark.py --ablation`: full strength, then full strength
+minus each layer, on the same questions). Each layer's docstring says what it adds and what it was measured to gain.
+Not yet layers (issue 59, in progress): the link-following hops and the learned router inside retrieve.py and
+multihop.py, the span rules and passage trimming inside generate.py; they run in every configuration.
+"""
+import argparse
+import sys
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Callable
+
+import citations
+import llm
+from generate import check_question, generate, writing
+from lab import spans
+from layers import answer_check, disputes, judge_answers, quarantine
+from retrieve import CORPUS_DIR
+from vector_index import CorpusError
+
+LAYERS = {  # name: (the week step it changes, what it adds)
+    "judge_answers": ("week 5 verify", "the claim's answer compared with the source's own, not a bare YES/NO"),
+    "quarantine": ("week 5 verify", "a passage that reads like an instruction supports nothing"),
+    "disputes": ("week 5 check", "passages that give different answers are shown as a choice"),
+    "answer_check": ("week 5 check", "the short answer confirmed by a calibrated score before it is called verified"),
+}
+
+
+@dataclass
+class Lab:
+    """The composed steps. verify(result, on_verdict=None, dispute=None) -> verdicts; dispute(result, **where) -> the
+    disputes layer's dict or None; status(result, verdicts, dispute) -> the answer check's dict."""
+    off: frozenset
+    verify: Callable
+    dispute: Callable
+    status: Callable
+
+
+def build(off=()):
+    """The lab with every layer not named in `off`: -> Lab."""
+    off = frozenset(off)
+    if unknown := off - set(LAYERS):
+        raise ValueError(f"unknown layer {sorted(unknown)[0]!r}: the layers are {', '.join(LAYERS)}")
+    on = lambda name: name not in off
+
+    verify = citations.verify                                          # week 5: each citation, week 4's YES/NO judge
+    if on("judge_answers"):
+        verify = partial(judge_answers.verify, step=verify)            # the claim's answer against the source's own
+    if on("quarantine"):
+        verify = partial(quarantine.verify, step=verify)               # instruction-like passages support nothing
+    if on("quarantine") and on("disputes"):
+        verify = partial(disputes.verify, step=verify)                 # ... nor a disagreeing side that reads like one
+    else:
+        verify = _no_dispute(verify)
+    dispute = disputes.check if on("disputes") else _undisputed       # do the passages disagree?
+    status = answer_check.check if on("answer_check") else sentence_status           # the headline confirmed
+    return Lab(off, verify, dispute, status)
+
+
+def _no_dispute(verify):
+    """verify without the disputes layer's rule: the same call, its `dispute` argument ignored."""
+    return lambda result, on_verdict=None, dispute=None: verify(result, on_verdict=on_verdict)
+
+
+def _undisputed(result, **where):
+    return None
+
+
+def sentence_status(result, verdicts, dispute=None):
+    """The status without the answer check: week 5's (every sentence supported: "verified")."""
+    return {"status": citations.answer_status(result, verdicts), "score": None, "reasons": [], "parts": {},
+            "calibration": "none"}
+
+
+FULL = build()
+
+
+def with_notes(result):
+    """The result with what the span rules changed as lines to print under its sentences."""
+    return {**result, "notes": [spans.recited_line(f) for f in result.get("recited", [])]
+            + ([spans.spelled_line(result["spelled"])] if result.get("spelled") else [])}
+
+
+def print_checked(result, lab=FULL, on_verdict=None, corpus=None):
+    """What the demo shows for one answer: whether its passages disagree (with `corpus`, or the folder the result's
+    retrievals name, up to disputes.WIDE passages past the prompt's), each citation's verdict, the answer check's
+    headline, then the disagreement as a choice between the answers."""
+    where = {"corpus": corpus} if corpus else disputes.recorded_where(result)
+    d = lab.dispute(result, **where)
+    verdicts = lab.verify(result, on_verdict=on_verdict, dispute=d if d is not None else False)
+    if "answer_check" in lab.off:
+        citations.print_answer(with_notes(result), verdicts)
+    else:
+        answer_check.print_answer(with_notes(result), verdicts, d)
+    if d is not None:
+        print(disputes.describe(d, result["passages"], where.get("corpus")) if d["disputed"] else
+              "not disputed: the passages that answer the question agree")
+
+
+def main():
+    ap = argparse.ArgumentParser(description="Answer a question with the lab at full strength (or some layers off).")
+    ap.add_argument("question", nargs="?", help="the question")
+    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of documents (.txt .md .pdf .docx .html)")
+    ap.add_argument("--off", default="", help=f"comma-separated layers to leave out, of {', '.join(LAYERS)}")
+    ap.add_argument("--layers", action="store_true", help="list the layers in order and stop")
+    args = ap.parse_args()
+    if args.layers or not args.question:
+        for name, (step, adds) in LAYERS.items():
+            print(f"{name:14} on {step:14} {adds}")
+        return
+    try:
+        lab = build([x.strip() for x in args.off.split(",") if x.strip()])
+        question = check_question(args.question)
+    except ValueError as e:
+        sys.exit(f"assembly: {e}")
+    print(f"model={llm.engine_info()['model']} engine={llm.engine_info()['engine']} corpus={args.corpus} "
+          f"off={','.join(sorted(lab.off)) or '-'}")
+    try:
+        with llm.ctrl_c("assembly"):
+            result = generate(question, corpus=args.corpus, watch=writing())
+            print_checked(result, lab, on_verdict=citations.say_verdict, corpus=args.corpus)
+    except (CorpusError, llm.LLMError) as e:
+        sys.exit(f"assembly: {e}")
+
+
+if __name__ == "__main__":
+    main()
