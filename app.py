@@ -40,6 +40,7 @@ import sys
 import time
 from pathlib import Path
 
+import assembly
 import generate
 import llm
 import patterns
@@ -91,7 +92,7 @@ def warm(corpus, chunker=DEFAULT_CHUNKER, model=True):
 def choices_for(corpus):
     """The pattern picker's choices for this corpus, {label: function(question, corpus)} from the registry
     (patterns.on_page: GraphRAG only where a graph has been built)."""
-    return {label: (lambda q, c, p=p: p.answer(q, corpus=c)) for label, p in patterns.on_page(corpus).items()}
+    return {label: (lambda q, c, p=p: assembly.answerer(p, c)[1](q)) for label, p in patterns.on_page(corpus).items()}
 
 
 # ---- the server ----

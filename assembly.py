@@ -15,6 +15,7 @@ Not yet layers (issue 59, in progress): the link-following hops and the learned 
 multihop.py, the span rules and passage trimming inside generate.py; they run in every configuration.
 """
 import argparse
+import functools
 import sys
 from dataclasses import dataclass
 from functools import partial
@@ -24,12 +25,14 @@ from typing import Callable
 import citations
 import llm
 from generate import check_question, generate, writing
-from lab import spans
-from layers import answer_check, disputes, judge_answers, quarantine
-from retrieve import CORPUS_DIR
+
+from layers import answer_check, disputes, judge_answers, quarantine, spans
+from retrieve import CORPUS_DIR, DEFAULT_CHUNKER
 from vector_index import CorpusError
 
 LAYERS = {  # name: (the week step it changes, what it adds)
+    "spans": ("week 3 generate", "the short answer cut to the span asked for; citations moved to the passage that "
+                                 "states the sentence"),
     "judge_answers": ("week 5 verify", "the claim's answer compared with the source's own, not a bare YES/NO"),
     "quarantine": ("week 5 verify", "a passage that reads like an instruction supports nothing"),
     "disputes": ("week 5 check", "passages that give different answers are shown as a choice"),
@@ -86,6 +89,25 @@ def sentence_status(result, verdicts, dispute=None):
 FULL = build()
 
 
+def answerer(pattern, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, off=(), **options):
+    """(cache settings, question -> result): a pattern's answer (patterns.Pattern) with the layers on the answer
+    itself, those not in `off`: the span rules on what generate() wrote. The settings name the layers left out."""
+    settings, fn = pattern.answerer(corpus, chunker, **options)
+    if pattern.generated and "spans" not in off:
+        fn = with_layer(fn, spans.finish, "layers.spans")
+    return ({**settings, "off": sorted(off)} if off else settings), fn
+
+
+def with_layer(fn, finish, module):
+    """fn with `finish` applied to its result; `layers` names the layer modules, whose code keys its cached answers
+    beside fn's own (harness.answer_key)."""
+    @functools.wraps(fn)
+    def answer(question, **kw):
+        return finish(fn(question, **kw))
+    answer.layers = (*getattr(fn, "layers", ()), module)
+    return answer
+
+
 def with_notes(result):
     """The result with what the span rules changed as lines to print under its sentences."""
     return {**result, "notes": [spans.recited_line(f) for f in result.get("recited", [])]
@@ -129,6 +151,8 @@ def main():
     try:
         with llm.ctrl_c("assembly"):
             result = generate(question, corpus=args.corpus, watch=writing())
+            if "spans" not in lab.off:
+                result = spans.finish(result)
             print_checked(result, lab, on_verdict=citations.say_verdict, corpus=args.corpus)
     except (CorpusError, llm.LLMError) as e:
         sys.exit(f"assembly: {e}")

@@ -34,6 +34,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+import assembly
 import harness
 import llm
 import patterns
@@ -74,7 +75,7 @@ def pattern_specs(names, corpus, chunker=DEFAULT_CHUNKER, graph_extractor=None):
     for name in names:
         p = patterns.PATTERNS[name]
         try:
-            key, answer = p.answerer(corpus, chunker, extractor=graph_extractor)
+            key, answer = assembly.answerer(p, corpus, chunker, extractor=graph_extractor)
         except CorpusError as e:
             skipped[name] = str(e)
             continue

@@ -267,7 +267,7 @@ def settings(args):
 def main():
     args, kw, key = harness.parse_settings("flare", parser, settings)
     harness.pattern_main("flare", args, lambda q: flare_answer(q, **kw), key, flare_stats, summarize_stats,
-                         lambda r: f"retrievals triggered {r['triggers']}  ")
+                         lambda r: f"retrievals triggered {r['triggers']}  ", generated=False)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import llm
 from bm25_baseline import tokenize
-from lab import partial, spans, steps
+from lab import partial, steps
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, retrieve_chunks
 from vector_index import DEMO_QUESTION, CorpusError
 
@@ -251,12 +251,10 @@ def watching(watch):
 
 def generate(question, k=4, order="best_first", style=DEFAULT_STYLE, passages=None,
              corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, watch=None, cancel=None):
-    """Question -> {question, answer, written, text, sentences: [{text, cites}], passages, invalid_ids, recited, idk,
-    error, style, order, cost}. `answer` is the span the question asks for (lab/spans.py), `written` the short answer
-    as the model wrote it; `recited` lists citations moved to the passage that states the sentence; `spelled` says
-    which code the answer named and the passage that spells it out (spans.spelled_out), None mostly. An answer that
-    names the worked example's names, which no passage names, is "I don't know". Give `passages` to answer from
-    your own (e.g. multihop's merged set). `watch`/`cancel`: see ask_model (the answer is the same streamed)."""
+    """Question -> {question, answer, text, sentences: [{text, cites}], passages, invalid_ids, idk, error, style,
+    order, cost}: the short answer as the model wrote it, each sentence with the IDs it cites among the passages
+    shown (an ID not shown is listed in invalid_ids). Give `passages` to answer from your own (e.g. multihop's merged
+    set). `watch`/`cancel`: see ask_model (the answer is the same streamed)."""
     question = check_question(question)
     ranked = retrieve_chunks(question, k, corpus=corpus, chunker=chunker) if passages is None else passages
     titles = [p.get("title", "") for p in ranked]
@@ -272,19 +270,12 @@ def generate(question, k=4, order="best_first", style=DEFAULT_STYLE, passages=No
     for n, (text, ids) in enumerate(raw):
         invalid += [{"sentence": n, "id": i} for i in ids if i not in valid]
         sentences.append({"text": text, "cites": [i for i in ids if i in valid]})
-    sentences, recited = spans.recite(sentences, shown)   # a sentence S1 states word for word but S2 is cited
-    written, spelled = answer, None
-    idk = is_idk(answer) or not shown or spans.from_example(answer, EXAMPLE_NAMES, shown)
+    idk = is_idk(answer) or not shown
     if idk:
         answer, sentences = IDK, [s for s in sentences if not is_idk(s["text"])]
-    else:
-        answer = spans.answer_span(question, answer)   # 'The office of ... is in HAL 326.' -> 'HAL 326'
-        answer, sentences, spelled = spans.spell(question, answer, sentences, shown)   # 'KST 206' for a building
     text = " ".join(f"{s['text']}{''.join(f' [{c}]' for c in s['cites'])}" for s in sentences) or answer
-    return {"question": question, "answer": answer, "written": written, "text": text, "sentences": sentences,
-            "passages": shown, "invalid_ids": invalid, "recited": recited, "spelled": spelled, "idk": idk,
-            "error": error,
-            "style": style, "order": order, "cost": cost}
+    return {"question": question, "answer": answer, "text": text, "sentences": sentences, "passages": shown,
+            "invalid_ids": invalid, "idk": idk, "error": error, "style": style, "order": order, "cost": cost}
 
 
 def seed_answer(question, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, k=SEED_K):
@@ -300,10 +291,8 @@ def print_result(r):
         print(f"  {n}. {s['text']} {' '.join(f'[{c}]' for c in s['cites']) or '(uncited)'}")
     for bad in r["invalid_ids"]:
         print(f"  dropped invalid citation [{bad['id']}] in sentence {bad['sentence'] + 1}: no such source")
-    for fix in r.get("recited", []):
-        print(f"  {spans.recited_line(fix)}")
-    if r.get("spelled"):
-        print(f"  {spans.spelled_line(r['spelled'])}")
+    for line in r.get("notes", []):   # what a layer changed (assembly.with_notes)
+        print(f"  {line}")
     print(f"\n{'id':4} {'rank':>4} {'chunk':52} text")
     for p in r["passages"]:
         print(f"{p['id']:4} {p['rank']:>4} {p['chunk_id'][:52]:52} {' '.join(p['text'].split())[:60]}")

@@ -20,10 +20,10 @@ import judge
 import llm
 from assembly import print_checked
 from citations import question_row, summarize
-from layers import answer_check, judge_answers
+from layers import answer_check, judge_answers, spans
 from generate import DEFAULT_STYLE, check_question, generate
 from lab import steps
-from lab.cache import Cache, keyed, module_of, write_json
+from lab.cache import Cache, code_key, keyed, module_of, write_json
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, eval_items, labels, recording
 from vector_index import CorpusError, fingerprint
 
@@ -45,8 +45,10 @@ def answer_key(name, answer_fn, settings, item):
     trim (generate.TRIM_WORDS) when one is set."""
     settings = settings or {}
     trim = generate_module.TRIM_WORDS   # RAG_TRIM_WORDS can change it without a code change: it names the answer too
+    layers = {m: code_key(m) for m in getattr(answer_fn, "layers", ())}   # assembly.with_layer's, beside its own
     return keyed(module_of(answer_fn), "answer", name, settings, index_of(settings), llm.engine_info()["model"],
-                 item["question"], item["id"], *([{"trim_words": trim}] if trim else []))
+                 item["question"], item["id"], *([{"trim_words": trim}] if trim else []),
+                 *([{"layers": layers}] if layers else []))
 
 
 def row_key(answer, item, off=frozenset()):
@@ -123,7 +125,8 @@ def run(items, style=DEFAULT_STYLE, order="best_first", corpus=CORPUS_DIR, fresh
 def run_args(style=DEFAULT_STYLE, order="best_first", corpus=CORPUS_DIR):
     """(name, answer_fn, settings) of the plain cited answer: what run() evaluates and caches answers under."""
     settings = {"style": style, "order": order, "corpus": str(corpus)}
-    return f"generate-{style}", functools.partial(generate, order=order, style=style, corpus=corpus), settings
+    plain = functools.partial(generate, order=order, style=style, corpus=corpus)
+    return f"generate-{style}", assembly.with_layer(plain, spans.finish, "layers.spans"), settings
 
 
 PATTERN_COLUMNS = [("answer_em", "EM", ".3f"), ("answer_f1", "F1", ".3f"), ("doc_recall", "doc-rec", ".3f"),
@@ -208,12 +211,15 @@ def parse_settings(prog, parser, settings):
         sys.exit(f"{prog}: {e}")
 
 
-def pattern_main(name, args, answer, kw, stats_of, summarize_stats, describe=lambda r: ""):
+def pattern_main(name, args, answer, kw, stats_of, summarize_stats, describe=lambda r: "", generated=True):
     """The main() of a pattern script: one question (trace, verified answer, cost) or --eval N next to
     generate(). kw: the pattern's settings (printed, and part of the cache key); summarize_stats(per-question
     figures, kw) -> (lines to print, figures for --json), the module's own summarize_stats, which grading/grade.py
-    calls again on the file's per_question; describe(result) -> a prefix for the cost line."""
+    calls again on the file's per_question; describe(result) -> a prefix for the cost line. generated: the answer is
+    written by generate(), so the span layer applies, as the benchmark's (assembly.answerer) and the page's do."""
     settings = {k: str(v) if isinstance(v, Path) else v for k, v in kw.items()}
+    if generated:
+        answer = assembly.with_layer(answer, spans.finish, "layers.spans")
     try:
         question = None if args.eval else check_question(args.question)
         print(f"{'question=' + repr(question) if question else f'eval={args.eval} golden={args.golden}'} "

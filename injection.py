@@ -216,7 +216,7 @@ def answerer(method, corpus=CORPUS):
     """question -> generate()-shaped result, for a pattern of the registry (patterns.PATTERNS)."""
     if method not in patterns.PATTERNS:
         raise ValueError(f"unknown method {method!r}: choose from {', '.join(method_names())}")
-    return patterns.PATTERNS[method].answerer(corpus)[1]
+    return assembly.answerer(patterns.PATTERNS[method], corpus)[1]
 
 
 def run_method(method, items, corpus=CORPUS, k=K, fresh=False, progress=True):

@@ -41,6 +41,7 @@ class Pattern:
     options: tuple = ()        # the options settings() takes beside corpus and chunker (GraphRAG's extractor)
     retrieval: str = None      # the retrieve_chunks method that alone makes its passages, no model call on the way
                                # (grading/drift.py re-runs it); None: the model takes part in what is retrieved
+    generated: bool = True     # its answer is written by generate() (FLARE writes its own): the span layer applies
 
     def kwargs_and_key(self, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, **options):
         """(the answer's keyword arguments, the cache settings); options: a pattern's own (GraphRAG's extractor)."""
@@ -96,7 +97,7 @@ PATTERNS = {p.name: p for p in [
     Pattern("iterative", "iterative", multihop.iterative_answer, "multihop.iterative_answer: hop by hop with "
             "[ANSWER_N]", "multihop-iterative", _multihop(lambda ch: {"chunker": ch})),
     Pattern("flare", "FLARE", flare.flare_answer, "flare.flare_answer: retrieval triggered by low token confidence",
-            "flare", _script(flare)),
+            "flare", _script(flare), generated=False),
     Pattern("self_rag", "Self-RAG", self_rag.self_rag_answer, "self_rag.self_rag_answer: retrieve on demand, "
             "relevance filter, critique, refine", "self-rag", _script(self_rag)),
     Pattern("crag", "CRAG", crag.crag_answer, "crag.crag_answer: grade retrieval, refine, web fallback (local "

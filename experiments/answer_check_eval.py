@@ -31,6 +31,7 @@ from datetime import date
 from pathlib import Path
 
 from layers import answer_check
+import assembly
 import harness
 import llm
 import patterns
@@ -50,7 +51,7 @@ def cached_results(name, items, corpus):
     """{item id: pattern `name`'s cached answer (a generate()-shaped result)} for the items whose answer is cached:
     no model call."""
     p = patterns.PATTERNS[name]
-    settings, fn = p.answerer(corpus)
+    settings, fn = assembly.answerer(p, corpus)
     answers = Cache.shared("answers")
     kept = {g["id"]: answers.get(harness.answer_key(p.cache, fn, settings, g)) for g in items}
     return {i: k["result"] for i, k in kept.items() if k is not None}
@@ -60,7 +61,7 @@ def rows_for(name, items, corpus, cached_only=False):
     """harness.evaluate rows of pattern `name` on items (cached answers and rows; cached_only skips items whose
     answer is not cached yet)."""
     p = patterns.PATTERNS[name]
-    settings, fn = p.answerer(corpus)
+    settings, fn = assembly.answerer(p, corpus)
     if cached_only:
         items = [g for g in items if g["id"] in cached_results(name, items, corpus)]
     return harness.evaluate(p.cache, fn, items, settings)

@@ -22,7 +22,7 @@ from lab.answers import right
 from lab.answers import exact_match, f1
 from lab.cache import Cache, write_json
 from lab.links import split_of
-from lab.spans import answer_span, recite
+from layers.spans import answer_span, recite
 
 
 def blocks(report):

@@ -37,7 +37,7 @@ import llm
 import patterns
 from generate import IDK, trim_passage
 from grading.claims import OUTSIDE, row_claims
-from lab import spans
+from layers import spans
 from lab.cache import ROOT
 from lab.answers import exact_match, f1
 from retrieve import DEFAULT_CHUNKER, doc_recall, retrieve_chunks

@@ -20,6 +20,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import assembly
 import harness
 from generate import DEFAULT_STYLE
 from grading.checks import NUM, close, differences, row_changes, summary_bounds
@@ -51,8 +52,8 @@ def answerer(unit, course):
     for p in patterns.PATTERNS.values():
         if method in (p.name, p.cache):
             try:
-                key, fn = p.answerer(course.corpus, settings.get("chunker", DEFAULT_CHUNKER),
-                                     extractor=settings.get("graph_extractor") or settings.get("extractor"))
+                key, fn = assembly.answerer(p, course.corpus, settings.get("chunker", DEFAULT_CHUNKER),
+                                            extractor=settings.get("graph_extractor") or settings.get("extractor"))
             except CorpusError as e:
                 return f"{method} cannot run here: {e}"
             theirs, ours = ({k: v for k, v in d.items() if k != "corpus"} for d in (settings, portable(key)))

@@ -32,7 +32,7 @@ from layers.judge_answers import source_answer
 from lab.links import CODE
 from lab.answers import (NOT_STATED, named_in, normalize_answer, stated_fuller,
                          subject_names)
-from lab.spans import code_for_noun
+from layers.spans import code_for_noun
 
 HERE = Path(__file__).parent.parent   # the repository (this file is in layers/)
 CALIBRATIONS = HERE / "models" / "calibration"

@@ -9,6 +9,7 @@ import pytest
 
 import generate as g
 import llm
+from layers import spans
 
 PASSAGES = [{"id": f"S{i}", "chunk_id": f"d{i}#0", "doc": f"d{i}", "title": f"T{i}", "text": f"text {i}"}
             for i in range(1, 5)]
@@ -30,10 +31,13 @@ def test_the_worked_examples_answer_is_i_dont_know_when_no_passage_names_it():
     reply = {"sentences": [{"text": "The designer was born in Hartmoor.", "sources": ["S1"]}], "answer": "Hartmoor"}
     with scripted(json.dumps(reply)):
         r = g.generate("Where was the architect of the Lisk Bridge born?", passages=PASSAGES, style="json")
+        assert not r["idk"] and r["answer"] == "Hartmoor"   # week 3's step alone: the model's answer
+        r = spans.finish(r)   # the span layer
     assert r["idk"] and r["answer"] == g.IDK and r["written"] == "Hartmoor"
     named = [{**PASSAGES[0], "text": "The architect Ilse Marn was born in Hartmoor."}] + PASSAGES[1:]
     with scripted(json.dumps(reply)):
-        r = g.generate("Where was the architect of the Lisk Bridge born?", passages=named, style="json")
+        r = spans.finish(g.generate("Where was the architect of the Lisk Bridge born?", passages=named,
+                                    style="json"))
     assert not r["idk"] and r["answer"] == "Hartmoor"   # a passage names it: an answer like any other
 
 
@@ -43,7 +47,7 @@ def test_a_sentence_answer_becomes_the_span_and_a_miscited_sentence_cites_its_pa
     reply = {"sentences": [{"text": "All Principals report directly to our CTO.", "sources": ["S2"]}],
              "answer": "All Principals report directly to the CTO of the company."}
     with scripted(json.dumps(reply)):
-        r = g.generate("Who do Principals report to?", passages=passages, style="json")
+        r = spans.finish(g.generate("Who do Principals report to?", passages=passages, style="json"))
     assert r["answer"] == "CTO" and r["written"] == reply["answer"]
     assert r["sentences"] == [{"text": "All Principals report directly to our CTO.", "cites": ["S1"]}]
     assert r["recited"] == [{"sentence": 0, "from": ["S2"], "to": ["S1"]}]
@@ -88,7 +92,7 @@ def test_text_style_parses_the_answer_line_and_flags_invalid_ids():
 
 def test_lab_style_uses_the_plain_prompt():
     with scripted("Tomas Vell designed it [S1].") as m:
-        r = g.generate("Who designed Ashford Bridge?", passages=PASSAGES, style="lab")
+        r = spans.finish(g.generate("Who designed Ashford Bridge?", passages=PASSAGES, style="lab"))
     assert m.calls[0][0][0]["content"].startswith("Answer the question using only the sources below")
     assert f"[S1] {PASSAGES[0]['text']}" in m.calls[0][0][0]["content"]
     assert r["written"] == "Tomas Vell designed it." and r["answer"] == "Tomas Vell"   # the span asked for
@@ -200,7 +204,8 @@ def test_a_room_code_given_for_a_building_is_answered_by_the_buildings_name():
     reply = {"sentences": [{"text": "The office of Dr Teodor Mensah is KST 206.", "sources": ["S1"]}],
              "answer": "KST 206"}
     with scripted(json.dumps(reply)):
-        r = g.generate("In which building is the office of Dr Teodor Mensah?", passages=passages, style="json")
+        r = spans.finish(g.generate("In which building is the office of Dr Teodor Mensah?", passages=passages,
+                                    style="json"))
     assert r["answer"] == "Kestle Hall" and r["written"] == "KST 206"
     assert r["sentences"][1] == {"text": "Kestle Hall (code KST) is the music building.", "cites": ["S2"]}
     assert r["spelled"]["code"] == "KST 206" and r["text"].endswith("music building. [S2]")

@@ -40,7 +40,7 @@ RUBRIC = {"rerun": {"name": "re-run", "points": 4, "tolerance": 0},
                      "points": {"valid": 1, "fingerprints": 1, "recomputed": 2},
                      "thresholds": [{"name": "fused recall@4 >= recall@2", "value": "recall.fused.4.all", "op": ">=",
                                      "than": "recall.fused.2.all", "points": 1}]},
-                    {"week": "4", "script": "verify_citations.py", "file": "results/citations.json",
+                    {"week": "5", "script": "verify_citations.py", "file": "results/citations.json",
                      "points": {"valid": 1, "fingerprints": 1, "recomputed": 1},
                      "thresholds": [{"name": ">= 90% cited", "value": "cited_sentence_rate", "op": ">=", "than": 0.9,
                                      "points": 2}]},
@@ -154,7 +154,7 @@ def test_a_correct_hand_in_gets_full_marks_and_its_rows_are_really_re_run(lab, c
     # verdicts: nothing read back from a cache
     assert GENERATE_SYSTEM in systems and judge_answers.SHARED_SYSTEM in systems
     table = (out / "class.csv").read_text().splitlines()
-    assert table[0].startswith("student,score,max,week 2,week 4,week 9,re-run") and len(table) == 3
+    assert table[0].startswith("student,score,max,week 2,week 5,week 9,re-run") and len(table) == 3
     assert f"| ada | {FULL} | {FULL} |" in (out / "class.md").read_text()
 
 
@@ -184,9 +184,9 @@ def test_an_edited_total_is_caught(lab, corpus, tmp_path):
             t.addfile(info, io.BytesIO(data))
     results = grade_all(lab, corpus, subs, rerun=0)[0]
     assert "table.all.single.answer_f1" in lost(results["t1"])["week 9 benchmark.py: recomputed"]
-    assert "citation_recall" in lost(results["t2"])["week 4 verify_citations.py: recomputed"]
+    assert "citation_recall" in lost(results["t2"])["week 5 verify_citations.py: recomputed"]
     assert "recall.fused.4.all" in lost(results["t3"])["week 2 retrieve.py: recomputed"]
-    assert "edited after handin.py ran" in lost(results["t4"])["week 4 verify_citations.py: valid"]
+    assert "edited after handin.py ran" in lost(results["t4"])["week 5 verify_citations.py: valid"]
     for r in results.values():   # nothing else lost
         assert len({n.split(":")[0] for n in lost(r)}) == 1, lost(r)
 
@@ -212,12 +212,12 @@ def test_a_verify_citations_summary_is_recomputed_from_its_rows(lab, corpus, tmp
     for student, change in (("r1", precision), ("r2", precision_without_rows), ("r3", recall_without_rows)):
         hand_in(lab, corpus, subs, student, edited(lab, "citations.json", change))
     results = grade_all(lab, corpus, subs, rerun=0)[0]
-    assert set(lost(results["r1"])) == {"week 4 verify_citations.py: recomputed"}
-    why = lost(results["r1"])["week 4 verify_citations.py: recomputed"]
+    assert set(lost(results["r1"])) == {"week 5 verify_citations.py: recomputed"}
+    why = lost(results["r1"])["week 5 verify_citations.py: recomputed"]
     assert f"json.citation_precision: {other!r} in the file, {made['citation_precision']!r} recomputed" in why
     assert not lost(results["r2"]) and results["r2"]["score"] == FULL - 4   # FULL holds the re-run's 4 points
-    assert "citation_recall" in lost(results["r3"])["week 4 verify_citations.py: recomputed"]
-    assert "not a whole count" in lost(results["r3"])["week 4 verify_citations.py: recomputed"]
+    assert "citation_recall" in lost(results["r3"])["week 5 verify_citations.py: recomputed"]
+    assert "not a whole count" in lost(results["r3"])["week 5 verify_citations.py: recomputed"]
 
     def rows_out(d):
         del d["rows"], d["settings"]
@@ -291,7 +291,7 @@ def test_a_fabricated_row_is_caught(lab, corpus, golden_path, tmp_path):
     assert "fx-99: no such question" in lost(results["f2"])["week 9 benchmark.py: recomputed"]
 
 
-WEEK = {"citations.json": "week 4 verify_citations.py", "benchmark.json": "week 9 benchmark.py"}
+WEEK = {"citations.json": "week 5 verify_citations.py", "benchmark.json": "week 9 benchmark.py"}
 WEEK_ITEMS = {"citations.json": ("valid", "fingerprints", "recomputed", ">= 90% cited"),
               "benchmark.json": ("valid", "fingerprints", "recomputed", "4 questions")}
 
@@ -362,8 +362,8 @@ def test_one_fabricated_row_is_re_run_first_and_a_row_that_reproduces_keeps_its_
         d.update({k: v for k, v in citations.summarize(d["rows"]["json"]).items() if k in d})
     hand_in(lab, corpus, tmp_path / "subs", "one", edited(lab, "citations.json", one_row))
     r = grade_all(lab, corpus, tmp_path / "subs", rerun=0, reference=lab["results"])[0]["one"]
-    assert set(lost(r)) == {f"week 4 verify_citations.py: {k}" for k in WEEK_ITEMS["citations.json"]}
-    assert f"json {ids[0]} (not re-run): answer " in lost(r)["week 4 verify_citations.py: valid"]
+    assert set(lost(r)) == {f"week 5 verify_citations.py: {k}" for k in WEEK_ITEMS["citations.json"]}
+    assert f"json {ids[0]} (not re-run): answer " in lost(r)["week 5 verify_citations.py: valid"]
     assert {k: v for k, v in rows_of(r, "citations.json").items() if k in reference.CLASSES} == {
         "identical": 3, "within": 0, "reproduced": 0, "not reproduced": 0, "not re-run": 1, "drift": 0, "unchecked": 0}
     r = grade_all(lab, corpus, tmp_path / "subs", rerun=1, reference=lab["results"])[0]["one"]
@@ -438,9 +438,9 @@ def test_honest_drift_keeps_its_points_and_fabricated_rows_do_not(lab, corpus, g
         subs = tmp_path / change.__name__
         hand_in(lab, corpus, subs, change.__name__, edited(lab, "citations.json", change))
         r = grade_all(lab, corpus, subs, rerun=0, reference=lab["results"], model=doubting_judge())[0][change.__name__]
-        assert "week 4 verify_citations.py: valid" in lost(r), change.__name__
-        assert "not honest drift: " in lost(r)["week 4 verify_citations.py: valid"]
-        assert why in lost(r)["week 4 verify_citations.py: valid"], lost(r)["week 4 verify_citations.py: valid"]
+        assert "week 5 verify_citations.py: valid" in lost(r), change.__name__
+        assert "not honest drift: " in lost(r)["week 5 verify_citations.py: valid"]
+        assert why in lost(r)["week 5 verify_citations.py: valid"], lost(r)["week 5 verify_citations.py: valid"]
         assert rows_of(r, "citations.json")["drift"] == 0
 
 
@@ -475,7 +475,7 @@ def test_each_student_runs_a_draw_of_their_own_and_a_copied_hand_in_loses_it(lab
     for who in ("dave", "erin"):
         why = lost(results[who])
         assert {f"{WEEK[n]}: valid" for n in ("citations.json", "benchmark.json")} <= set(why), (who, why)
-        assert f"{who}'s draw of the golden set (RAG_STUDENT={who})" in why["week 4 verify_citations.py: valid"]
+        assert f"{who}'s draw of the golden set (RAG_STUDENT={who})" in why["week 5 verify_citations.py: valid"]
         assert not any(k.startswith("week 2") for k in why)
 
 
@@ -496,9 +496,9 @@ def test_a_row_whose_passages_are_not_the_course_corpus_s_chunks_is_caught(lab, 
     assert rows_of(results["ok"], "citations.json")["claims"] == {"checked": 4, "without": 0, "problems": 0}
     assert not lost(results["ok"])
     why = lost(results["c1"])
-    assert set(why) == {f"week 4 verify_citations.py: {k}" for k in WEEK_ITEMS["citations.json"]}
+    assert set(why) == {f"week 5 verify_citations.py: {k}" for k in WEEK_ITEMS["citations.json"]}
     assert "passage S1: nowhere#0 is not a chunk of the course corpus (no document 'nowhere')" in why[
-        "week 4 verify_citations.py: recomputed"]
+        "week 5 verify_citations.py: recomputed"]
     why = lost(results["c2"])["week 9 benchmark.py: valid"]
     assert re.search(r"1 problem\(s\) with what its rows claim .*single fx-\d+: passage S2: [\w-]+#\d+: its text "
                      r"\(sha256 0{16}\) is not the course corpus's \([0-9a-f]{16}\)", why)
@@ -528,8 +528,8 @@ def test_a_row_whose_short_answer_is_in_no_sentence_is_caught(lab, corpus, golde
     for student, words in (("s1", r"json fx-\d+: it says a supported sentence states its short answer '.+'; none "
                                   r"does"), ("s2", r"json fx-\d+: supported \d+, its verdicts say \d+")):
         why = lost(results[student])
-        assert set(why) == {f"week 4 verify_citations.py: {k}" for k in WEEK_ITEMS["citations.json"]}, student
-        assert re.search(words, why["week 4 verify_citations.py: recomputed"]), why
+        assert set(why) == {f"week 5 verify_citations.py: {k}" for k in WEEK_ITEMS["citations.json"]}, student
+        assert re.search(words, why["week 5 verify_citations.py: recomputed"]), why
         assert rows_of(results[student], "citations.json")["claims"]["problems"] == 1
 
 
@@ -582,9 +582,9 @@ def test_a_corrupted_archive_or_broken_file_gets_a_line_and_zero_never_a_crash(l
         assert results[name]["score"] == 0 and all(o.startswith(words) for o in lost(results[name]).values())
     why = lost(results["folder"])
     assert results["folder"]["score"] == 0
-    assert why["week 4 verify_citations.py: valid"].startswith("1 problem(s): bad JSON")
+    assert why["week 5 verify_citations.py: valid"].startswith("1 problem(s): bad JSON")
     assert why["week 2 retrieve.py: valid"].startswith("missing: no results file of retrieve.py")
-    assert "no manifest.json" in why["week 4 verify_citations.py: fingerprints"]
+    assert "no manifest.json" in why["week 5 verify_citations.py: fingerprints"]
 
 
 def test_a_recorded_command_names_its_script_by_path_or_module():
@@ -759,7 +759,7 @@ def test_the_reference_build_runs_each_graded_command_on_the_pool_or_each_studen
     said = capsys.readouterr().out
     assert said.count("retrieve.py --eval") == 1 and "RAG_STUDENT=bo python flare.py --eval 20" in said
     assert f"kept {tmp_path / 'ada.flare_eval.json'}" in said and "RAG_STUDENT=ada python crag.py" in said
-    assert reference.build(tmp_path / "pool", rubric, (), {"4"}, dry=True) == 0
+    assert reference.build(tmp_path / "pool", rubric, (), {"5"}, dry=True) == 0
     said = capsys.readouterr().out
     assert "verify_citations.py --limit 0" in said and "h of model time" in said
 

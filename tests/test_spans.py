@@ -2,7 +2,7 @@
 Known answers on hand-written sentences in the shapes of several kinds of folder; no model, no I/O."""
 import pytest
 
-from lab import spans
+from layers import spans
 
 
 @pytest.mark.parametrize("question, answer, span", [

@@ -1,6 +1,9 @@
-"""What generate.py makes of the model's reply before anyone reads it: the short answer as the span the question asks
-for, a guard against answers copied from the prompt's worked example, and citations moved to the passage that
-states a sentence word for word. No model call, no I/O.
+"""Layer on week 3's generate(): what the lab makes of the model's reply before anyone reads it: the short answer as
+the span the question asks for, a guard against answers copied from the prompt's worked example, and citations moved
+to the passage that states a sentence word for word. No model call, no I/O. `finish(result)` applies them to any
+generate()-shaped result (assembly.py wraps every pattern whose answer generate() writes).
+
+    python -m experiments.span_eval results/answer_check.json golden.json   # EM/F1 of cached answers, before/after
 
 A 1.5B model often writes its "short" answer as a sentence that restates the question ("The office of the
 instructor who teaches DSC 330 is in HAL 326."). The user asked for a room, and exact match reads 0. `answer_span`
@@ -24,6 +27,7 @@ guesses. Not handled: answers in other languages; spans with lower-case words in
 """
 import re
 
+from generate import EXAMPLE_NAMES, IDK, is_idk
 from lab.answers import COMMON, named_in, normalize_answer
 from lab.links import CODE, codes, normalize
 
@@ -230,3 +234,21 @@ def spelled_line(spelled):
     """'the model answered 'KST 206', a code; [S3] spells out its letters: Kestle Hall (sentence 3 quotes it)'"""
     return (f"the model answered '{spelled['code']}', a code; [{spelled['source']}] spells out its letters: "
             f"{spelled['name']} (sentence {spelled['sentence'] + 1} quotes it)")
+
+
+def finish(result):
+    """A generate()-shaped result with these rules applied: citations re-cited (recite), an answer that names the
+    worked example's names which no passage names made "I don't know", the short answer cut to the span asked for
+    (answer_span) and a code spelled out (spell). Adds `written` (the short answer as the model wrote it), `recited`
+    and `spelled` (None mostly)."""
+    question, shown, answer = result["question"], result["passages"], result["answer"]
+    sentences, recited = recite(result["sentences"], shown)   # a sentence S1 states word for word but S2 is cited
+    written, spelled, idk = answer, None, result["idk"] or from_example(answer, EXAMPLE_NAMES, shown)
+    if idk:
+        answer, sentences = IDK, [s for s in sentences if not is_idk(s["text"])]
+    else:
+        answer = answer_span(question, answer)   # 'The office of ... is in HAL 326.' -> 'HAL 326'
+        answer, sentences, spelled = spell(question, answer, sentences, shown)   # 'KST 206' for a building
+    text = " ".join(f"{s['text']}{''.join(f' [{c}]' for c in s['cites'])}" for s in sentences) or answer
+    return {**result, "answer": answer, "written": written, "text": text, "sentences": sentences,
+            "recited": recited, "spelled": spelled, "idk": idk}
