@@ -47,8 +47,9 @@ import patterns
 from generate import check_question
 from lab import cache, turns
 from live import Live
+from layers import links
 from page import CSS, render_answer, render_engine, render_live, render_pending, render_status, render_trace
-from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, load_golden, retrieve_chunks
+from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, load_golden
 from router import load_router
 from vector_index import CorpusError, build_index
 
@@ -83,7 +84,7 @@ def warm(corpus, chunker=DEFAULT_CHUNKER, model=True):
     the learned router), so its first steps show within a second or two; with `model`, the model too, with the
     answer's system prompt read into its prompt cache (one call of one token), so the first answer's first
     sentence comes as soon as any other's."""
-    retrieve_chunks("warm up", 1, corpus=corpus, chunker=chunker, method="chain")
+    links.retrieve_chunks("warm up", 1, corpus=corpus, chunker=chunker)
     load_router()
     if model:
         llm.complete("Question: warm up", system=generate.prompt("", [])[0], max_tokens=1)

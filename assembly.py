@@ -26,14 +26,16 @@ import citations
 import llm
 from generate import check_question, generate, writing
 
-from layers import answer_check, disputes, judge_answers, quarantine, spans
+from layers import answer_check, disputes, judge_answers, links, quarantine, spans
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER
 from vector_index import CorpusError
 
 LAYERS = {  # name: (the week step it changes, what it adds)
+    "links": ("week 6 smart_answer", "a question routed multi-hop answered by following the links its first "
+                                     "passages name (one LLM call), not by decomposition"),
     "spans": ("week 3 generate", "the short answer cut to the span asked for; citations moved to the passage that "
                                  "states the sentence"),
-    "judge_answers": ("week 5 verify", "the claim's answer compared with the source's own, not a bare YES/NO"),
+    "judge_answers": ("week 4 judge", "the claim's answer compared with the source's own, not a bare YES/NO"),
     "quarantine": ("week 5 verify", "a passage that reads like an instruction supports nothing"),
     "disputes": ("week 5 check", "passages that give different answers are shown as a choice"),
     "answer_check": ("week 5 check", "the short answer confirmed by a calibrated score before it is called verified"),
@@ -93,6 +95,9 @@ def answerer(pattern, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, off=(), **opti
     """(cache settings, question -> result): a pattern's answer (patterns.Pattern) with the layers on the answer
     itself, those not in `off`: the span rules on what generate() wrote. The settings name the layers left out."""
     settings, fn = pattern.answerer(corpus, chunker, **options)
+    if "links" in off and fn.keywords.get("multi") is links.chain_answer:   # week 6's own: decompose
+        fn = functools.partial(fn, multi=None)
+        fn.layers = ()
     if pattern.generated and "spans" not in off:
         fn = with_layer(fn, spans.finish, "layers.spans")
     return ({**settings, "off": sorted(off)} if off else settings), fn

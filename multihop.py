@@ -2,24 +2,19 @@ r"""Week 6: questions no single document answers. Route, decompose, retrieve per
 
     python multihop.py \
         "When does monsoon season happen in the city where India's national physical laboratory is located?"
-    python multihop.py --mode iterative "question"     # force a mode: single, chain, parallel or iterative
-    python multihop.py --router llm "question"         # the LLM router instead of the learned one
-    python multihop.py --hops decompose "question"     # a multi-hop route decomposes instead of chaining
+    python multihop.py --mode iterative "question"     # force a mode: single, parallel or iterative
+    python multihop.py --router learned "question"     # the learned router (router.py) instead of the model
 
-Expected output: the settings, the route (learned router: P(multi), under 1 ms), the sub-questions, each hop
-(query, retrieved chunk ids, hop answer), warnings and fallbacks, the cited answer, its sources and the cost
-(LLM calls, tokens, seconds), then the judge's verdict on each sentence: an answer none of whose sentences its
-sources support is printed as UNVERIFIED, not as the answer (--no-verify skips the judge). The default route for
-a multi-hop question (chain) makes 1 LLM call before the judge; --hops decompose makes 4-5 for a two-hop
-question: ~80 s measured here while other jobs shared the 2 cores (RAG_THREADS=1), roughly 20-30 s on idle cores.
+Expected output: the settings, the route, the sub-questions, each hop (query, retrieved chunk ids, hop answer),
+warnings and fallbacks, the cited answer, its sources and the cost (LLM calls, tokens, seconds), then the judge's
+verdict on each sentence (week 5's check): an answer none of whose sentences its sources support is printed as
+UNVERIFIED, not as the answer (--no-verify skips the judge). A two-hop question takes 4-6 LLM calls before the
+judge (route, decomposition, hops, answer): ~80 s measured here while other jobs shared the 2 cores, roughly
+20-30 s on idle cores.
 
-- Routing lives in router.py: the learned router by default (no model call, ~0.02 ms; fitted on the dev halves of
-  golden.json and catalogue/golden.json, 0.896 and 0.915 on their test halves), the LLM router with --router llm
-  (0.750 on 60 items). Without .rag/router.json the first
-  smart_answer() fits and saves it (~0.1 s, no embeddings).
-- `chain_answer()` (the smart route for multi-hop questions): one `chain` retrieval (retrieve.py / lab/links.py:
-  hop 2 follows the titles and rare names hop 1's passages mention, no model call), one cited answer: one LLM
-  call. The trace's retrieve step lists each link taken ("S2 reached from S1 via 'corran' (its title)").
+- Routing lives in router.py: the LLM router by default (one call: does the question need facts from more than one
+  document?), the learned one with --router learned (logistic regression on surface features, no call; without
+  .rag/router.json the first use fits and saves it, ~0.1 s, no embeddings).
 - Decomposition lives in decompose.py: sub-questions with [ANSWER_N] placeholders, cleaned and repaired
   (12 of 50 chains broke before the repairs, 1 after).
 - `multihop_answer()` (parallel): the question and each sub-question (placeholders removed) retrieved on their
@@ -30,7 +25,9 @@ question: ~80 s measured here while other jobs shared the 2 cores (RAG_THREADS=1
   hop's evidence chunk first, and the hop answers ride along with the question as notes. A placeholder that
   cannot be filled (a hop found nothing, or it points forward) breaks the chain: single-hop fallback.
 Every answer is generate()'s dict plus `mode`, `trace` (list of steps), `fallback` (reason or None),
-`retrieved` (every chunk seen) and `cost` of the whole run. Not handled: hops that need a list of answers.
+`retrieved` (every chunk seen) and `cost` of the whole run. The lab at full strength (assembly.py) routes with the
+learned router and answers a multi-hop route by following links instead (layers/links.py: one LLM call).
+Not handled: hops that need a list of answers.
 """
 import argparse
 import sys
@@ -44,12 +41,11 @@ from decompose import MAX_PARTS, PLACEHOLDER, fill, plan
 from generate import (check_question, format_sources, generate, is_idk, print_result as print_answer, shots, watching,
                       writing)
 from lab import steps
-from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, link_line, retrieve_chunks
+from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, retrieve_chunks
 from router import learned_route, load_router, needs_decomposition
 from vector_index import DEMO_QUESTION, CorpusError
 
-MODES = ("single", "chain", "parallel", "iterative")
-HOPS = ("chain", "decompose")   # how smart_answer() treats a question routed multi-hop
+MODES = ("single", "parallel", "iterative")
 HOP_K = 3            # chunks retrieved per sub-question / hop
 FINAL_K = 4          # chunks in the final prompt: generate()'s k, so every mode is compared at equal context
 HOP_SYSTEM = """Answer the question from the sources in a few words (a name, place, date or number), not a sentence,
@@ -111,11 +107,9 @@ def merge_passages(lists, final_k=None, first=()):
     return (fresh + rest)[:final_k]
 
 
-def _retrieve(query, k, hop, trace, corpus, chunker, method="fused"):
-    found = [dict(p, hop=hop) for p in retrieve_chunks(query, k, corpus=corpus, chunker=chunker, method=method)]
-    trace.append({"step": "retrieve", "hop": hop, "query": query, "chunks": [p["chunk_id"] for p in found],
-                  **({"method": method, "links": [link_line(p) for p in found if p.get("via")]}
-                     if method != "fused" else {})})
+def _retrieve(query, k, hop, trace, corpus, chunker):
+    found = [dict(p, hop=hop) for p in retrieve_chunks(query, k, corpus=corpus, chunker=chunker)]
+    trace.append({"step": "retrieve", "hop": hop, "query": query, "chunks": [p["chunk_id"] for p in found]})
     return found
 
 
@@ -155,16 +149,6 @@ def single_answer(question, final_k=FINAL_K, corpus=CORPUS_DIR, chunker=DEFAULT_
         passages = _retrieve(question, final_k, 0, trace, corpus, chunker)
         result = generate(question, passages=passages)
     return _finish(result, question, "single", trace, passages, reason, cost, start)
-
-
-def chain_answer(question, final_k=FINAL_K, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, trace=None):
-    """One `chain` retrieval (hop 2 along the links of hop 1's passages, no model call), one cited answer:
-    a multi-hop answer at one LLM call. The trace's retrieve step lists the links taken."""
-    question, trace, start = check_question(question), steps.trace(trace), time.perf_counter()
-    with llm.counting() as cost:
-        passages = _retrieve(question, final_k, 0, trace, corpus, chunker, method="chain")
-        result = generate(question, passages=passages)
-    return _finish(result, question, "chain", trace, passages, None, cost, start)
 
 
 def multihop_answer(question, k=HOP_K, final_k=FINAL_K, max_parts=MAX_PARTS, sub_questions=None,
@@ -238,35 +222,35 @@ def iterative_answer(question, max_hops=MAX_PARTS, k=HOP_K, final_k=FINAL_K, sub
     return _finish(result, question, "iterative", trace, seen, broken, cost, start)
 
 
-def smart_answer(question, router="learned", router_model=None, k=HOP_K, final_k=FINAL_K, max_hops=MAX_PARTS,
-                 corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, hops="chain"):
-    """Route, then: single -> single_answer(); multi -> chain_answer() (hops="chain": one LLM call), or with
-    hops="decompose": decompose, then iterative_answer() when a sub-question waits for an earlier answer
-    ([ANSWER_N]), multihop_answer() when the parts are independent (comparisons).
-    The saved learned router was fitted on golden.json: do not score its routing on those questions here
-    (router_eval.py scores out-of-fold predictions)."""
+def smart_answer(question, router="llm", router_model=None, k=HOP_K, final_k=FINAL_K, max_hops=MAX_PARTS,
+                 corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, multi=None):
+    """Route, then: single -> single_answer(); multi -> decompose, then iterative_answer() when a sub-question waits
+    for an earlier answer ([ANSWER_N]), multihop_answer() when the parts are independent (comparisons). router: "llm"
+    (needs_decomposition, one call) or "learned" (router.py: no call; fitted and saved to .rag/router.json on first
+    use, ~0.1 s). multi(question, final_k, corpus, chunker) answers a question routed multi-hop instead (the
+    assembly passes layers/links.chain_answer). The saved learned router was fitted on golden.json: do not score its
+    routing on those questions here (router_eval.py scores out-of-fold predictions)."""
     question, trace, start = check_question(question), steps.trace(), time.perf_counter()
     if router not in ("learned", "llm"):
         raise ValueError(f"unknown router {router!r}: choose learned or llm")
-    if hops not in HOPS:
-        raise ValueError(f"unknown hops {hops!r}: choose {' or '.join(HOPS)}")
     with llm.counting() as cost:
         model = router_model or (load_router() if router == "learned" else None)
-        t, multi, p = time.perf_counter(), None, None
+        t, multi_hop, p = time.perf_counter(), None, None
         if router == "llm":
             try:
-                multi = needs_decomposition(question)
+                multi_hop = needs_decomposition(question)
             except llm.LLMError as e:
                 trace.append({"step": "warning", "message": f"LLM router failed ({e}): learned router used"})
-        if multi is None:
-            router, (multi, p) = "learned", learned_route(question, model or load_router())
-        trace.append({"step": "route", "router": router, "multi": multi, "p_multi": p,
+        if multi_hop is None:
+            router, (multi_hop, p) = "learned", learned_route(question, model or load_router())
+        trace.append({"step": "route", "router": router, "multi": multi_hop, "p_multi": p,
                       "ms": (time.perf_counter() - t) * 1000})
-        subs = plan(question, max_hops, trace) if multi and hops == "decompose" else []
-        if multi and hops == "chain":
-            result = chain_answer(question, final_k, corpus, chunker)
+        subs = plan(question, max_hops, trace) if multi_hop and multi is None else []
+        if multi_hop and multi is not None:
+            result = multi(question, final_k, corpus, chunker)
         elif not subs:
-            result = single_answer(question, final_k, corpus, chunker, [], "no usable decomposition" if multi else None)
+            result = single_answer(question, final_k, corpus, chunker, [],
+                                   "no usable decomposition" if multi_hop else None)
         elif any(PLACEHOLDER.search(s) for s in subs):
             result = iterative_answer(question, max_hops, k, final_k, subs, corpus=corpus, chunker=chunker)
         else:
@@ -302,9 +286,8 @@ def main():
     ap = argparse.ArgumentParser(description="Answer a multi-hop question: route, decompose, retrieve per hop, cite.")
     ap.add_argument("question", nargs="?", default=DEMO_QUESTION, help="the question")
     ap.add_argument("--mode", choices=("auto",) + MODES, default="auto", help="auto: the router decides")
-    ap.add_argument("--router", choices=("learned", "llm"), default="learned", help="which router --mode auto asks")
-    ap.add_argument("--hops", choices=HOPS, default="chain",
-                    help="--mode auto on a multi-hop question: chain (links, 1 LLM call) or decompose (sub-questions)")
+    ap.add_argument("--router", choices=("llm", "learned"), default="llm",
+                    help="which router --mode auto asks: the model (one call) or the learned one (router.py, no call)")
     ap.add_argument("--k", type=int, default=HOP_K, help="chunks retrieved per sub-question / hop")
     ap.add_argument("--final-k", type=int, default=FINAL_K, help="chunks in the final prompt")
     ap.add_argument("--max-hops", type=int, default=MAX_PARTS, help="sub-questions / hops at most")
@@ -322,12 +305,9 @@ def main():
             print(f"question={question!r} mode={args.mode} router={args.router} k={args.k} final_k={args.final_k} "
                   f"max_hops={args.max_hops} corpus={args.corpus}\nmodel: {info['engine']} {info['model']}")
             if args.mode == "auto":
-                r = smart_answer(question, args.router, k=args.k, final_k=args.final_k, max_hops=args.max_hops,
-                                 hops=args.hops, **kw)
+                r = smart_answer(question, args.router, k=args.k, final_k=args.final_k, max_hops=args.max_hops, **kw)
             elif args.mode == "single":
                 r = single_answer(question, args.final_k, **kw)
-            elif args.mode == "chain":
-                r = chain_answer(question, args.final_k, **kw)
             elif args.mode == "parallel":
                 r = multihop_answer(question, args.k, args.final_k, args.max_hops, **kw)
             else:

@@ -11,10 +11,9 @@ browser, so tests check the markup directly and tests/test_app.py checks it agai
 import html
 from pathlib import Path
 
-from layers import answer_check
-from layers import disputes
 from citations import answer_status
-from lab import choice, links, spans, steps
+from lab import choice, links, steps
+from layers import answer_check, disputes, spans
 
 MAX_SOURCE_CHARS = 1500     # of a cited chunk shown in its pop-up
 CSS = """

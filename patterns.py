@@ -25,6 +25,7 @@ import generate
 import graphrag
 import multihop
 import self_rag
+from layers import links
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER
 from vector_index import CorpusError
 
@@ -42,6 +43,7 @@ class Pattern:
     retrieval: str = None      # the retrieve_chunks method that alone makes its passages, no model call on the way
                                # (grading/drift.py re-runs it); None: the model takes part in what is retrieved
     generated: bool = True     # its answer is written by generate() (FLARE writes its own): the span layer applies
+    layers: tuple = ()         # the layer modules `fixed` passes in: their code keys its cached answers too
 
     def kwargs_and_key(self, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, **options):
         """(the answer's keyword arguments, the cache settings); options: a pattern's own (GraphRAG's extractor)."""
@@ -54,7 +56,9 @@ class Pattern:
         """(cache settings, function question -> result) with the settings resolved once; CorpusError when the
         pattern needs something not built (a graph)."""
         kw, key = self.kwargs_and_key(corpus, chunker, **options)
-        return key, functools.partial(self.fn, **self.fixed, **kw)   # a partial: its module keys the rows
+        fn = functools.partial(self.fn, **self.fixed, **kw)   # a partial: its module keys the rows
+        fn.layers = self.layers
+        return key, fn
 
     def answer(self, question, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, **options):
         """The pattern's answer with its default settings."""
@@ -88,8 +92,9 @@ PATTERNS = {p.name: p for p in [
                                             {"style": "json", "order": "best_first", "corpus": str(c)}),
             retrieval="fused"),
     Pattern("smart", "smart router", multihop.smart_answer, "multihop.smart_answer: learned router, then single "
-            "or chain", "multihop-smart", _multihop(lambda ch: {"chunker": ch, "router": "learned"})),
-    Pattern("chain", "chain", multihop.chain_answer, "multihop.chain_answer: links from the first passages, "
+            "or chain", "multihop-smart", _multihop(lambda ch: {"chunker": ch, "router": "learned"}),
+            fixed={"router": "learned", "multi": links.chain_answer}, layers=("layers.links",)),
+    Pattern("chain", "chain", links.chain_answer, "layers/links.chain_answer: links from the first passages, "
             "one cited answer (1 call)", "multihop-chain",
             _multihop(lambda ch: {"chunker": ch}), retrieval="chain"),
     Pattern("parallel", "parallel", multihop.multihop_answer, "multihop.multihop_answer: decompose, retrieve each "

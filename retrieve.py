@@ -47,7 +47,6 @@ import sys
 from itertools import zip_longest
 from pathlib import Path
 
-import numpy as np
 
 import vector_index
 from bm25_baseline import BM25, doc_index, search as bm25_doc_search
@@ -60,7 +59,7 @@ from vector_index import (CORPUS_DIR, DEFAULT_CHUNKER, CHUNKERS, DEMO_QUESTION, 
 
 HERE = Path(__file__).parent
 GOLDEN = HERE / "golden.json"
-METHODS = ("bm25", "dense", "seed_interleave", "fused", "chain")
+METHODS = ("bm25", "dense", "seed_interleave", "fused")
 RRF_K = 60                 # the usual reciprocal-rank-fusion constant (Cormack et al. 2009)
 SEED_PREFIX_CHARS = 1200   # what the seed code fed of a BM25 document
 TOP_DOC_CHUNKS = 2         # fused: chunks of the top document shown when it has sections or pages (catalogue dev:
@@ -81,14 +80,6 @@ class Retriever:
         self.ids, self.texts, self.metas = data["ids"], data["documents"], data["metadatas"]
         self.pos = {cid: i for i, cid in enumerate(self.ids)}
         self.bm25 = BM25(self.texts)
-        self._links = None
-
-    @property
-    def links(self):
-        """What each chunk names (links.Links), built on the first `chain` query."""
-        if self._links is None:
-            self._links = links.Links(self.texts, self.metas)
-        return self._links
 
     @functools.cached_property
     def by_doc(self):
@@ -115,8 +106,6 @@ class Retriever:
         if method not in METHODS:
             raise ValueError(f"unknown method {method!r}: choose one of {', '.join(METHODS)}")
         depth = max(depth, k)
-        if method == "chain":
-            return self.chain(query, k, embed([query])[0] if qvec is None else qvec)
         dense_hits = self.dense(embed([query])[0] if qvec is None else qvec, depth) if method != "bm25" else []
         bm25_hits = self.bm25.top(query, depth) if method in ("bm25", "fused") else []
         dense_score, bm25_score = dict(dense_hits), dict(bm25_hits)
@@ -150,41 +139,6 @@ class Retriever:
         while len(rest) > k - 2:
             rest.pop(max(n for n, (i, _) in enumerate(rest) if i != keep))
         return [chosen[0], (second, more[second])] + rest
-
-    def chain(self, query, k, qvec):
-        """Hop 1 fused, hop 2 along the links of its top passages (links.chain_rank); no model call.
-        A reached passage carries `via`: {"from": seed's label or chunk id, "kind": title|name, "name"}."""
-        depth = max(links.CHAIN_DEPTH, k)
-        dense_hits, bm25 = self.dense(qvec, depth), self.bm25.scores(query)
-        bm25_hits = self.bm25.best(bm25, depth)
-        dense_score, bm25_score = dict(dense_hits), dict(bm25_hits)
-        fused = fuse(dense_hits, bm25_hits, lambda i: self.metas[i]["doc"], depth)
-
-        def cosine(chunks):  # hop-1 chunks have theirs; a reached chunk's vector is read from the store
-            missing = [self.ids[i] for i in chunks if i not in dense_score]
-            got = self.collection.get(ids=missing, include=["embeddings"]) if missing else {"ids": [], "embeddings": []}
-            vecs = dict(zip(got["ids"], got["embeddings"]))
-            return {i: dense_score[i] if i in dense_score else float(np.dot(vecs[self.ids[i]], qvec)) for i in chunks}
-
-        read = {}   # rest text -> (vector, BM25 scores): chain_rank asks of the same rest to rank and then to show
-
-        def rescore(text, chunks):  # relevance to what the question still asks, as hop 1 scores (links.chain_rank)
-            vec, bm = read[text] if text in read else read.setdefault(text, (embed([text])[0], self.bm25.scores(text)))
-            got = self.collection.get(ids=[self.ids[i] for i in chunks], include=["embeddings"])
-            vecs = dict(zip(got["ids"], got["embeddings"]))
-            return {i: float(np.dot(vecs[self.ids[i]], vec)) + links.REST_BM25 * float(bm[i]) / (float(bm.max()) or 1.0)
-                    for i in chunks}
-
-        ranked = links.chain_rank(fused, cosine, bm25, self.links, self.texts, query, k, rescore)
-        out, label = [], {i: f"S{n}" for n, (i, _, _) in enumerate(ranked, 1)}
-        for n, (i, score, via) in enumerate(ranked, 1):
-            found_by = [name for name, sc in (("dense", dense_score), ("bm25", bm25_score)) if i in sc]
-            if via:
-                via = {**via, "from": label.get(via["from"], self.ids[via["from"]])}
-                found_by.append("link")
-            out.append({"id": f"S{n}", **self.passage(i, score=score, dense=dense_score.get(i),
-                                                       bm25=bm25_score.get(i), found_by=found_by, via=via)})
-        return out
 
     def seed_interleave(self, query, dense_hits, k):
         """The seed code's fusion, kept as written: dense chunks, then BM25 documents' prefixes, cut to k."""
@@ -243,10 +197,15 @@ def retrieve_chunks(query, k=4, depth=12, corpus=CORPUS_DIR, chunker=DEFAULT_CHU
     `qvec` is the query's embedding when the caller has it already (batch evaluation). Inside recording(), the
     call and the chunks it found are logged."""
     found = get_retriever(corpus, chunker).retrieve(query, k, depth, method, qvec)
+    record(query, k, depth, method, corpus, chunker, found)
+    return found
+
+
+def record(query, k, depth, method, corpus, chunker, found):
+    """Inside recording(), log one retrieval and the chunks it found (a layer's retrieval logs itself too)."""
     if (log := _RECORDING.get()) is not None:
         log.append({"query": query, "k": k, "depth": depth, "method": method, "chunker": chunker,
                     "corpus": portable(str(corpus)), "chunks": [p["chunk_id"] for p in found]})
-    return found
 
 
 _RECORDING = contextvars.ContextVar("retrievals", default=None)
@@ -467,13 +426,6 @@ def print_passages(passages):
               f"{fmt(p['dense'])} {fmt(p['bm25'])}  {snippet}")
         if p.get("where"):
             print(f"{'':4} {p['where']}")
-        if p.get("via"):
-            print(f"{'':4} {link_line(p)}")
-
-
-def link_line(p):
-    """How a chain passage was reached: "S3 reached from S1 via 'Windhoek' (title)"."""
-    return f"{p['id']} {links.describe(p['via'])}"
 
 
 def main():

@@ -50,7 +50,8 @@ from vector_index import CorpusError, fingerprint
 
 HERE = Path(__file__).parent
 PNG = HERE / "results" / "router_confusion.png"
-# single = generate(), chain = chain_answer(), parallel = multihop_answer(), iterative = iterative_answer()
+# single = generate(), parallel = multihop_answer(), iterative = iterative_answer() (the link-following chain is a
+# layer: layers/links.py, measured by experiments/chain_eval.py and the benchmark's ablation)
 MODES = multihop.MODES
 DEFAULT_LIMIT = 40           # multi questions for the modes (alternating sources): ~30 min on the embedded engine
 FOLDS, SEED = 5, 0
@@ -124,8 +125,6 @@ def run_mode(mode, item, s):
     with llm.counting() as cost, recording() as retrievals:
         if mode == "single":
             r = generate(q, k=s["final_k"], **kw)
-        elif mode == "chain":
-            r = multihop.chain_answer(q, s["final_k"], **kw)
         elif mode == "parallel":
             r = multihop.multihop_answer(q, s["k"], s["final_k"], s["max_hops"], **kw)
         else:

@@ -24,7 +24,6 @@ from pathlib import Path
 import llm
 from citations import print_checked, print_table, say_verdict, summarize
 from generate import DEFAULT_STYLE, ORDERS, STYLES, generate, writing
-from harness import run
 from retrieve import CORPUS_DIR, GOLDEN, eval_items
 from vector_index import CorpusError
 
@@ -65,6 +64,7 @@ def main():
                 result = generate(args.ask, order=args.order, style=styles[0], corpus=args.corpus,
                                   watch=writing() if styles[0] == "json" else None)
                 return print_checked(result, on_verdict=say_verdict)
+            from harness import run   # the golden run as the lab at full strength checks it (the graded run)
             items = eval_items(args.golden, args.limit, args.corpus)
             rows = {s: run(items, s, args.order, args.corpus, args.fresh) for s in styles}
             summaries = {s: summarize(rs) for s, rs in rows.items()}

@@ -11,6 +11,7 @@ No model call. Not handled: items without a decomposition count "chain" as "last
 import argparse
 
 from lab import links
+from layers import links as links_layer
 from retrieve import answers_held, eval_items, get_retriever, hop_answers
 from vector_index import embed
 
@@ -22,7 +23,7 @@ def measure(items, vecs, retriever, k):
         hops = hop_answers(item)
         if not hops:
             continue
-        passages = retriever.retrieve(item["question"], k=k, method="chain", qvec=vec)
+        passages = links_layer.chain(retriever, item["question"], k, vec)
         last = answers_held(passages, hops)[0]
         if item["type"] == "single":
             single.append(last)

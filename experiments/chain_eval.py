@@ -22,6 +22,7 @@ from unittest.mock import patch
 import numpy as np
 
 from lab import cache, links
+from layers import links as links_layer
 from retrieve import (CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, RRF_K, answers_held, doc_recall, eval_items, fuse,
                       get_retriever, hop_answers)
 from vector_index import CorpusError, embed
@@ -53,7 +54,7 @@ def mdr(r, question, qvec, k):
 
 VARIANTS = {
     "fused": lambda r, q, v, k: r.retrieve(q, k, method="fused", qvec=v),
-    "chain": lambda r, q, v, k: r.retrieve(q, k, method="chain", qvec=v),
+    "chain": lambda r, q, v, k: links_layer.chain(r, q, k, v),
     "chain titles only": lambda r, q, v, k: _with(r, q, v, k, NAME_BONUS=0.0),
     "chain names only": lambda r, q, v, k: _with(r, q, v, k, TITLE_BONUS=0.0),
     "mdr": mdr,
@@ -62,7 +63,7 @@ VARIANTS = {
 
 def _with(r, q, v, k, **constants):
     with patch.multiple(links, **constants):
-        return r.retrieve(q, k, method="chain", qvec=v)
+        return links_layer.chain(r, q, k, v)
 
 
 def evaluate(items, ks, corpus, chunker):

@@ -40,7 +40,8 @@ from grading.claims import OUTSIDE, row_claims
 from layers import spans
 from lab.cache import ROOT
 from lab.answers import exact_match, f1
-from retrieve import DEFAULT_CHUNKER, doc_recall, retrieve_chunks
+from layers import links as links_layer
+from retrieve import DEFAULT_CHUNKER, doc_recall
 from vector_index import CorpusError, build_index
 from lab import answers
 
@@ -64,7 +65,7 @@ def retrieved(query, k, corpus, chunker, method="fused", depth=12):
     if (str(corpus), chunker) not in _BUILT:
         build_index(corpus, chunker)
         _BUILT.add((str(corpus), chunker))
-    return retrieve_chunks(query, k, depth, corpus=corpus, chunker=chunker, method=method)
+    return links_layer.retrieve_chunks(query, k, depth, corpus=corpus, chunker=chunker, method=method)
 
 
 def found_by(log, have, course, chunker, what):

@@ -1,7 +1,7 @@
 """Layer on week 4's judge (judge.supports): compare the claim's answer with the source's own, instead of a bare
 YES/NO. A YES/NO verdict passes a wrong answer whose names appear in the source (the bridge entity of a two-hop
 question, the other side of a comparison); on the dev pairs the plain verdict got such hard wrong answers right 2
-times in 10 (labs/design/week5-judge.md).
+times in 10 (labs/design/week4-judge.md).
 
     python -m experiments.judge_eval --designs verdict,answer_check   # this layer against the week's verdict
 

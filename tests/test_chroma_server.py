@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import retrieve
+from layers import links as links_layer
 import vector_index as vi
 
 CHROMA = Path(sys.executable).parent / "chroma"
@@ -51,9 +52,9 @@ def test_build_and_retrieve_through_a_chroma_server(chroma_server, own_corpus, m
     ps = retrieve.Retriever(own_corpus, "titled").retrieve("Which island has no cars?", k=2)
     assert ps[0]["doc"] == "medra"
     # hop 1 holds 2 chunks: a reached chunk's vector is read from the server
-    monkeypatch.setattr(retrieve.links, "CHAIN_DEPTH", 2)
-    chained = retrieve.Retriever(own_corpus, "titled").retrieve(
-        "Who was mayor in 2020 of the town where Edric Vell lived?", k=2, method="chain")
+    monkeypatch.setattr(links_layer.links, "CHAIN_DEPTH", 2)
+    question = "Who was mayor in 2020 of the town where Edric Vell lived?"
+    chained = links_layer.chain(retrieve.Retriever(own_corpus, "titled"), question, 2, vi.embed([question])[0])
     assert [p["doc"] for p in chained] == ["edric-vell", "corran"] and chained[1]["dense"] is None
     assert not (own_corpus.parent / "must-stay-empty" / "chroma").exists()  # nothing went to disk locally
 

@@ -8,6 +8,7 @@ import sys
 import page
 import retrieve
 from lab import links, steps
+from layers import links as links_layer
 from lab.cache import Cache
 from vector_index import build_index
 
@@ -31,48 +32,49 @@ def test_split_of_is_a_stable_half():
 def test_chain_follows_the_title_hop_one_names(corpus):
     q = "Who was mayor in 2020 of the town where Edric Vell lived?"
     fused = retrieve.retrieve_chunks(q, 2, corpus=corpus, method="fused")
-    chained = retrieve.retrieve_chunks(q, 2, corpus=corpus, method="chain")
+    chained = links_layer.retrieve_chunks(q, 2, corpus=corpus)
     assert [p["doc"] for p in fused] == ["edric-vell", "tomas-vell"]    # hop 1 alone misses the town
     assert [p["doc"] for p in chained] == ["edric-vell", "corran"]
     s2 = chained[1]
     assert s2["via"] == {"from": "S1", "kind": "title", "name": "corran"} and "link" in s2["found_by"]
     assert chained[0]["via"] is None and chained[0]["chunk_id"] == fused[0]["chunk_id"]  # hop 1's top leads
-    assert retrieve.link_line(s2) == "S2 reached from S1 via 'corran' (its title)"
+    assert links_layer.link_line(s2) == "S2 reached from S1 via 'corran' (its title)"
 
 
 def test_a_name_the_question_already_says_links_nothing(corpus):
     r = retrieve.get_retriever(corpus)
     i = next(n for n, m in enumerate(r.metas) if m["doc"] == "ashford-bridge")
-    free = r.links.reached(i, r.texts[i], links.normalize("Where does the river flow?"))
-    asked = r.links.reached(i, r.texts[i], links.normalize("Where does the River Lente flow?"))
+    free = links_layer.links_of(r).reached(i, r.texts[i], links.normalize("Where does the river flow?"))
+    asked = links_layer.links_of(r).reached(i, r.texts[i], links.normalize("Where does the River Lente flow?"))
     lente = next(n for n, m in enumerate(r.metas) if m["doc"] == "river-lente")
     assert free[lente][1] == "title" and asked[lente][1] == "title"   # a title link stands either way
     corran = next(n for n, m in enumerate(r.metas) if m["doc"] == "corran")
     assert corran in free                                           # 'Corran' is the title of corran.md
     port = next(n for n, m in enumerate(r.metas) if m["doc"] == "port-sallow")
-    shared = r.links.reached(port, r.texts[port], "")
+    shared = links_layer.links_of(r).reached(port, r.texts[port], "")
     river_lente = shared[lente]
     assert river_lente[0] > links.TITLE_BONUS   # named title plus the shared name 'river lente'
-    assert lente not in {j for j, v in r.links.reached(port, r.texts[port], "river lente").items() if v[1] == "name"}
+    named = links_layer.links_of(r).reached(port, r.texts[port], "river lente")
+    assert lente not in {j for j, v in named.items() if v[1] == "name"}
 
 
 def test_a_changed_document_updates_its_links(own_corpus):
     build_index(own_corpus, "titled", progress=False)
-    assert retrieve.retrieve_chunks(Q, 2, corpus=own_corpus, method="chain")[1]["doc"] == "tomas-vell"
-    first = retrieve.get_retriever(own_corpus).links.computed
+    assert links_layer.retrieve_chunks(Q, 2, corpus=own_corpus)[1]["doc"] == "tomas-vell"
+    first = links_layer.links_of(retrieve.get_retriever(own_corpus)).computed
     doc = own_corpus / "ashford-bridge.txt"
     doc.write_text(doc.read_text().replace("Tomas Vell", "an unnamed engineer"))
     build_index(own_corpus, "titled", progress=False)
     r = retrieve.get_retriever(own_corpus)
-    after = retrieve.retrieve_chunks(Q, 2, corpus=own_corpus, method="chain")
+    after = links_layer.retrieve_chunks(Q, 2, corpus=own_corpus)
     # only the changed chunk is read anew (the cache is shared)
-    assert r.links.computed == 1 and first in (0, len(r.ids))
+    assert links_layer.links_of(r).computed == 1 and first in (0, len(r.ids))
     assert not any(p["via"] and p["via"]["name"] == "tomas vell" for p in after)
     (own_corpus / "hartmoor.txt").rename(own_corpus / "gone.bak")   # a removed title links nowhere
     build_index(own_corpus, "titled", progress=False)
     i = next(n for n, m in enumerate(retrieve.get_retriever(own_corpus).metas) if m["doc"] == "tomas-vell")
     r = retrieve.get_retriever(own_corpus)
-    assert "hartmoor" not in {v[2] for v in r.links.reached(i, r.texts[i], "").values()}
+    assert "hartmoor" not in {v[2] for v in links_layer.links_of(r).reached(i, r.texts[i], "").values()}
 
 
 def test_chain_cli_prints_the_link_and_eval_reports_chain(corpus, golden_path, tmp_path, monkeypatch, capsys):
