@@ -3,6 +3,7 @@
     python benchmark.py                                  # all patterns, 24 questions (12 single, 12 multi)
     python benchmark.py --patterns seed,single --limit 2 # a quick look
     python benchmark.py --fresh                          # recompute every row (ignore the cache)
+    python benchmark.py --patterns single,smart --ablation --limit 40   # full strength, then minus each layer
     RAG_LLM=ollama RAG_MODEL=llama3.1:8b python benchmark.py --json results/benchmark_llama3.1-8b.json
 
 Expected output: the settings and the sample, a progress bar with ETA on stderr, then one table per split
@@ -14,6 +15,11 @@ included; measured 72 s for the seed row while another model run shared the core
 take hours (rows already computed by the patterns' own --eval are reused); a rerun of the same command is
 answered from the cache (.rag/cache/rows.jsonl) in seconds: 4 s measured for --limit 2 --patterns seed,single.
 
+--ablation: the lab at full strength (assembly.py), then full strength minus each layer (assembly.LAYERS), on the
+same questions: one row per pattern and configuration ("smart -links"), with the costs beside the figures (calls and
+seconds per answer, the answers shown disputed, the answers with a citation quarantined). A layer on the answer
+(spans) reuses the cached answer; a layer on the checks re-checks it; leaving out links asks the model again.
+--off LAYER,... runs one such configuration.
 Rows: every pattern of the registry (patterns.PATTERNS), in its order: the seed's own pipeline first (`seed`:
 its interleave fusion and the lab's original free-text prompt, the baseline every gain is measured against),
 then generate()'s JSON prompt on fused retrieval (`single`), multihop's chain, parallel, iterative and routed
@@ -53,13 +59,13 @@ COLUMNS = [("answer_em", "EM", ".3f"), ("answer_f1", "F1", ".3f"), ("right_share
            ("completion_tokens", "compl/q", ".0f"), ("seconds_p50", "s/q p50", ".1f"),
            ("sentence_verified_precision", "old v-prec", ".3f"), ("verified_precision", "v-prec", ".3f"),
            ("verified_coverage", "coverage", ".3f"), ("verified_wrong", "v-wrong", "d"),
-           ("disputed_share", "disputed", ".3f")]
+           ("disputed_share", "disputed", ".3f"), ("quarantined_share", "quarant", ".3f")]
 HEADERS = {"right": "right (contains the answer)", "doc-rec": "supporting-doc recall", "c-recall": "citation recall",
            "c-prec": "citation precision",
            "calls/q": "LLM calls/q", "prompt/q": "prompt tokens/q", "compl/q": "completion tokens/q",
            "old v-prec": "verified precision, per sentence (old)", "v-prec": "verified precision",
            "coverage": "coverage (right answers shown verified)", "v-wrong": "shown as verified while wrong",
-           "disputed": "shown disputed"}
+           "disputed": "shown disputed", "quarant": "answers with a citation quarantined"}
 
 
 def cell(s, key, fmt, width=""):
@@ -68,14 +74,15 @@ def cell(s, key, fmt, width=""):
     return f"{'n/a':>{width}}" if v is None else f"{v:>{width}{fmt}}"
 
 
-def pattern_specs(names, corpus, chunker=DEFAULT_CHUNKER, graph_extractor=None):
+def pattern_specs(names, corpus, chunker=DEFAULT_CHUNKER, graph_extractor=None, off=()):
     """{pattern: (cache name, settings, answer function)} for the runnable names (patterns.PATTERNS, keyed as
-    each script's own --eval keys its rows), and {pattern: why skipped} (a graph not built)."""
+    each script's own --eval keys its rows), and {pattern: why skipped} (a graph not built). off: the layers left
+    out of the answers (assembly.answerer)."""
     specs, skipped = {}, {}
     for name in names:
         p = patterns.PATTERNS[name]
         try:
-            key, answer = assembly.answerer(p, corpus, chunker, extractor=graph_extractor)
+            key, answer = assembly.answerer(p, corpus, chunker, off=off, extractor=graph_extractor)
         except CorpusError as e:
             skipped[name] = str(e)
             continue
@@ -83,10 +90,11 @@ def pattern_specs(names, corpus, chunker=DEFAULT_CHUNKER, graph_extractor=None):
     return specs, skipped
 
 
-def run_patterns(specs, items, fresh=False):
+def run_patterns(specs, items, fresh=False, lab=None):
     """Every (pattern, question) through harness.evaluate (cached rows) under one progress bar.
     A model failure on one question is reported and skipped (not cached: a rerun retries it), so a long run
-    is not lost to one bad reply. -> ({pattern: rows}, LLM calls made now (0: all from cache), [failures])"""
+    is not lost to one bad reply. lab: the checks (assembly.build(off)), full strength by default.
+    -> ({pattern: rows}, LLM calls made now (0: all from cache), [failures])"""
     from tqdm import tqdm
     rows, work, failed = {name: [] for name in specs}, [(name, item) for name in specs for item in items], []
     with llm.counting() as spent:
@@ -95,7 +103,7 @@ def run_patterns(specs, items, fresh=False):
             bar.set_postfix_str(name, refresh=False)
             cache_name, settings, answer = specs[name]
             try:
-                rows[name] += harness.evaluate(cache_name, answer, [item], settings, fresh, progress=False)
+                rows[name] += harness.evaluate(cache_name, answer, [item], settings, fresh, progress=False, lab=lab)
             except llm.LLMError as e:
                 failed.append({"pattern": name, "id": item["id"], "error": str(e)})
                 tqdm.write(f"warning: {name} on {item['id']} failed, left out: {e}", file=sys.stderr)
@@ -107,8 +115,9 @@ def format_table(table):
     out = []
     for split, by_pattern in table.items():
         n = next(iter(by_pattern.values()))["questions"]
-        out.append(f"\n{split} (n={n})\n{'pattern':14}" + "".join(f"{h:>10}" for _, h, _ in COLUMNS))
-        out += [f"{name:14}" + "".join(cell(s, k, f, "10") for k, _, f in COLUMNS) for name, s in by_pattern.items()]
+        w = max(14, *(len(name) + 1 for name in by_pattern))   # "smart -judge_answers": a row of the ablation
+        out.append(f"\n{split} (n={n})\n{'pattern':{w}}" + "".join(f"{h:>10}" for _, h, _ in COLUMNS))
+        out += [f"{name:{w}}" + "".join(cell(s, k, f, "10") for k, _, f in COLUMNS) for name, s in by_pattern.items()]
     return "\n".join(out)
 
 
@@ -219,6 +228,9 @@ def main(argv=None):
                     help="which built graph the graph_* rows search (python graphrag.py --build --extractor X)")
     ap.add_argument("--fresh", action="store_true",
                     help="recompute every row, overwriting the cached ones (judge verdicts stay cached)")
+    ap.add_argument("--off", default="", help=f"comma-separated layers to leave out ({', '.join(assembly.LAYERS)})")
+    ap.add_argument("--ablation", action="store_true",
+                    help="full strength, then full strength minus each layer, on the same questions: one row each")
     args = ap.parse_args(argv)
     command = "python benchmark.py" + "".join(f" {a}" for a in (sys.argv[1:] if argv is None else argv))
     start = None
@@ -227,19 +239,28 @@ def main(argv=None):
         if args.limit < 0:
             raise ValueError(f"--limit must be 0 (all) or more, got {args.limit}")
         settings = {"limit": args.limit, "corpus": str(args.corpus), "golden": str(args.golden), "split": args.split,
-                    "chunker": DEFAULT_CHUNKER, "graph_extractor": args.graph_extractor}
+                    "chunker": DEFAULT_CHUNKER, "graph_extractor": args.graph_extractor,
+                    **({"off": args.off} if args.off else {}), **({"ablation": True} if args.ablation else {})}
         info = llm.engine_info()
         print(" ".join(f"{k}={v}" for k, v in settings.items()) + f" patterns={','.join(names)} fresh={args.fresh}")
         print(f"model: {info['engine']} {info['model']}")
         items = eval_items(args.golden, args.limit, args.corpus, split=args.split)
         print(f"sample: {describe_sample(items)}")
-        specs, skipped = pattern_specs(names, args.corpus, graph_extractor=args.graph_extractor)
+        off = tuple(x.strip() for x in args.off.split(",") if x.strip())
+        configs = [()] + [(layer,) for layer in assembly.LAYERS] if args.ablation else [off]
+        labs = {c: assembly.build(c) for c in configs}   # an unknown layer: one line, before any model call
+        start, rows, calls, failed, skipped, specs = time.perf_counter(), {}, 0, [], {}, {}
+        for config in configs:
+            some, why = pattern_specs(names, args.corpus, graph_extractor=args.graph_extractor, off=config)
+            skipped.update(why)
+            named = {f"{n} -{','.join(config)}" if config else n: spec for n, spec in some.items()}
+            specs.update(named)
+            more, spent, lost = run_patterns(named, items, args.fresh, labs[config])
+            rows, calls, failed = {**rows, **more}, calls + spent, failed + lost
         for name, why in skipped.items():
             print(f"skipped {name}: {why}")
         if not specs:
             raise ValueError("no pattern left to run")
-        start = time.perf_counter()
-        rows, calls, failed = run_patterns(specs, items, args.fresh)
     except (ValueError, CorpusError, llm.LLMError, KeyboardInterrupt) as e:
         sys.exit(f"benchmark: {e or 'interrupted'}"
                  + ("" if start is None else " (rerun the same command: finished rows are cached)"))

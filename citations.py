@@ -99,7 +99,8 @@ def question_row(result, item, verdicts, cost, judge_cost, checked=None):
             "disputed": bool((checked.get("dispute") or {}).get("disputed")), "dispute": checked.get("dispute"),
             "calibration": checked.get("calibration"), "features": checked.get("features"),
             "verdicts": [{"text": v["text"], "cites": v["cites"], "supported": v["supported"],
-                          "precise": v["precise"], "how": v.get("how")} for v in verdicts],
+                          "precise": v["precise"], "how": v.get("how"), "quarantined": sorted(v.get("quarantined", {}))}
+                         for v in verdicts],
             "invalid_ids": result["invalid_ids"], "recited": result.get("recited", []),
             "spelled": result.get("spelled"), "written": result.get("written", result["answer"]),
             "sources": [source_entry(p) for p in result["passages"]],
@@ -145,6 +146,7 @@ def verified_figures(rows):
     out["verified_wrong"] = sum(1 for r in rows if r.get("status") == "verified" and not r["right"])
     out["disputed_share"] = None if any("disputed" not in r for r in rows) else \
         sum(bool(r["disputed"]) for r in rows) / len(rows)
+    out["quarantined_share"] = sum(any(v.get("quarantined") for v in r.get("verdicts", [])) for r in rows) / len(rows)
     return out
 
 

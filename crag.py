@@ -46,6 +46,7 @@ from pydantic import BaseModel, Field
 
 import harness
 import llm
+import pattern_cli
 import web_search
 from generate import check_question, generate
 from layers.quarantine import quarantine_reasons   # issue 59: to become a parameter the assembly passes
@@ -265,7 +266,7 @@ def summarize_stats(stats, settings=None):
 
 
 def parser():
-    ap = harness.pattern_parser("CRAG: grade retrieval, refine it or search the web, answer with citations.", DEMO)
+    ap = pattern_cli.pattern_parser("CRAG: grade retrieval, refine it or search the web, answer with citations.", DEMO)
     ap.add_argument("--k", type=int, default=K, help="passages retrieved from the corpus")
     ap.add_argument("--web-k", type=int, default=WEB_K, help="web results when the action calls for them")
     ap.add_argument("--web", choices=web_search.BACKENDS, help="web backend (default: RAG_WEB, else local)")
@@ -286,12 +287,15 @@ def settings(args):
 
 
 def main():
-    args, kw, key = harness.parse_settings("crag", parser, settings)
+    args, kw, key = pattern_cli.parse_settings("crag", parser, settings)
 
     def describe(r):
         urls = "".join(f"  [{p['id']}] from {p['url']}\n" for p in r["passages"] if p.get("url"))
         return f"{urls}action {r['action']}  "
-    harness.pattern_main("crag", args, lambda q: crag_answer(q, **kw), key, crag_stats, summarize_stats, describe)
+    answer = lambda q: crag_answer(q, **kw)
+    if not args.eval:
+        return pattern_cli.ask("crag", args, answer, key, describe)
+    harness.pattern_main("crag", args, answer, key, crag_stats, summarize_stats)
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ import time
 
 import harness
 import llm
+import pattern_cli
 from generate import CITE_GROUP, IDK, SYSTEM, check_question, format_sources, is_idk, split_cited, strip_cites
 from lab import steps
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, retrieve_chunks
@@ -241,7 +242,7 @@ def summarize_stats(stats, settings):
 
 
 def parser():
-    ap = harness.pattern_parser("FLARE: retrieve when a look-ahead segment has a low-confidence token.", DEMO)
+    ap = pattern_cli.pattern_parser("FLARE: retrieve when a look-ahead segment has a low-confidence token.", DEMO)
     ap.add_argument("--threshold", type=float, default=THRESHOLD, help="token probability that triggers retrieval")
     ap.add_argument("--query", choices=QUERY_MODES, default="masked", help="how a segment becomes a query")
     ap.add_argument("--k", type=int, default=K, help="passages retrieved for the question first")
@@ -265,9 +266,11 @@ def settings(args):
 
 
 def main():
-    args, kw, key = harness.parse_settings("flare", parser, settings)
-    harness.pattern_main("flare", args, lambda q: flare_answer(q, **kw), key, flare_stats, summarize_stats,
-                         lambda r: f"retrievals triggered {r['triggers']}  ", generated=False)
+    args, kw, key = pattern_cli.parse_settings("flare", parser, settings)
+    answer = lambda q: flare_answer(q, **kw)
+    if not args.eval:
+        return pattern_cli.ask("flare", args, answer, key, lambda r: f"retrievals triggered {r['triggers']}  ")
+    harness.pattern_main("flare", args, answer, key, flare_stats, summarize_stats, generated=False)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from pydantic import BaseModel, Field
 import citations
 import harness
 import llm
+import pattern_cli
 from generate import check_question, generate
 from graph_index import (EXTRACTORS, MAX_MATCHED, SEED, build, compare_extractors, cut,
                          graph_hash, graph_path, load, ngram_keys, normalize, stats)
@@ -259,7 +260,7 @@ def main():
     ap.add_argument("--png", type=Path, help="draw the graph around the question's entities (or --community) here")
     ap.add_argument("--community", type=int, help="with --png: draw this community instead")
     ap.add_argument("--split", choices=("all", "single", "multi"), default="all", help="--eval on these golden items")
-    harness.add_pattern_args(ap)
+    pattern_cli.add_pattern_args(ap)
     args = ap.parse_args()
     settings = {"mode": args.mode, "extractor": args.extractor, "corpus": str(args.corpus), "chunker": args.chunker,
                 "golden": str(args.golden), "docs": args.docs, "docs_from_golden": args.docs_from_golden,

@@ -6,7 +6,7 @@ report.
   cached, so an interrupted run resumes and a rerun is instant; run() does it for plain generate().
 - evaluate_pattern(): a pattern's rows beside generate() rows on the same items; compare() and print_comparison()
   make the table every pattern prints.
-- add_pattern_args(), parse_settings(), pattern_main(): a pattern script's shared flags, settings and main().
+- pattern_main(): a pattern script's --eval (its flags and one question: pattern_cli.py).
 - mean(), fmt(): the output helpers (results files: cache.write_json).
 """
 import functools
@@ -18,13 +18,11 @@ import generate as generate_module
 import injection_detector
 import judge
 import llm
-from assembly import print_checked
 from citations import question_row, summarize
 from layers import answer_check, judge_answers, spans
-from generate import DEFAULT_STYLE, check_question, generate
-from lab import steps
+from generate import DEFAULT_STYLE, generate
 from lab.cache import Cache, code_key, keyed, module_of, write_json
-from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, eval_items, labels, recording
+from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, eval_items, labels, recording
 from vector_index import CorpusError, fingerprint
 
 HERE = Path(__file__).parent
@@ -63,6 +61,9 @@ def cached_answer(name, answer_fn, item, settings=None, fresh=False):
     """{"result": answer_fn(question), "cost"}: cached under answer_key() in Cache("answers"), so every script
     that judges the same answers (evaluate, disputes.py) asks the model for them once. The result carries the
     retrievals the answer made (retrieve.recording), which its row keeps."""
+    if getattr(answer_fn, "inner", None) is not None:   # a layer on the answer (assembly.with_layer): no model in it
+        kept = cached_answer(name, answer_fn.inner, item, settings, fresh)
+        return {**kept, "result": answer_fn.finish(kept["result"])}
     answers, key = Cache.shared("answers"), answer_key(name, answer_fn, settings, item)
     kept = None if fresh else answers.get(key)
     if kept is None:
@@ -180,57 +181,18 @@ def fmt(x):
     return "n/a" if x is None else f"{x:.3f}"
 
 
-def pattern_parser(description, demo):
-    """A pattern script's parser: the question (default `demo`) and the shared flags (add_pattern_args);
-    the script adds its own settings."""
-    import argparse
-    ap = argparse.ArgumentParser(description=description)
-    ap.add_argument("question", nargs="?", default=demo, help="the question")
-    add_pattern_args(ap)
-    return ap
-
-
-def add_pattern_args(ap):
-    """The flags every pattern script shares (--corpus, --chunker, --golden, --eval, --json, --fresh)."""
-    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of documents (.txt .md .pdf .docx .html)")
-    ap.add_argument("--chunker", default=DEFAULT_CHUNKER, help="which collection to retrieve from")
-    ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions for --eval")
-    ap.add_argument("--eval", type=int, default=0, metavar="N",
-                    help="evaluate on N golden questions (half single, half multi)")
-    ap.add_argument("--json", type=Path, help="write the --eval figures here")
-    ap.add_argument("--fresh", action="store_true", help="ignore cached per-question rows")
-
-
-def parse_settings(prog, parser, settings):
-    """A pattern script's flags -> (args, answer keyword arguments, cache settings); a bad value exits with one
-    line naming the script. parser and settings are the script's own parser() and settings(args)."""
-    args = parser().parse_args()
-    try:
-        return (args, *settings(args))
-    except ValueError as e:
-        sys.exit(f"{prog}: {e}")
-
-
-def pattern_main(name, args, answer, kw, stats_of, summarize_stats, describe=lambda r: "", generated=True):
-    """The main() of a pattern script: one question (trace, verified answer, cost) or --eval N next to
-    generate(). kw: the pattern's settings (printed, and part of the cache key); summarize_stats(per-question
-    figures, kw) -> (lines to print, figures for --json), the module's own summarize_stats, which grading/grade.py
-    calls again on the file's per_question; describe(result) -> a prefix for the cost line. generated: the answer is
-    written by generate(), so the span layer applies, as the benchmark's (assembly.answerer) and the page's do."""
+def pattern_main(name, args, answer, kw, stats_of, summarize_stats, generated=True):
+    """A pattern script's --eval N: the pattern next to generate() on golden questions, checked as the lab at full
+    strength checks (evaluate). kw: the pattern's settings (printed, and part of the cache key); summarize_stats(
+    per-question figures, kw) -> (lines to print, figures for --json), the module's own summarize_stats, which
+    grading/grade.py calls again on the file's per_question. generated: the answer is written by generate(), so the
+    span layer applies, as the benchmark's (assembly.answerer) and the page's do. One question: pattern_cli.ask."""
     settings = {k: str(v) if isinstance(v, Path) else v for k, v in kw.items()}
     if generated:
         answer = assembly.with_layer(answer, spans.finish, "layers.spans")
     try:
-        question = None if args.eval else check_question(args.question)
-        print(f"{'question=' + repr(question) if question else f'eval={args.eval} golden={args.golden}'} "
-              + " ".join(f"{k}={v}" for k, v in settings.items()))
+        print(f"eval={args.eval} golden={args.golden} " + " ".join(f"{k}={v}" for k, v in settings.items()))
         print(f"model: {llm.engine_info()['engine']} {llm.engine_info()['model']}")
-        if question:
-            r = answer(question)
-            steps.print_trace(r["trace"])
-            print_checked(r, corpus=args.corpus)
-            print(f"\n{describe(r)}" + steps.cost_line(r["cost"], "wall_seconds"))
-            return
         items = eval_items(args.golden, args.eval, args.corpus, args.chunker)
         table, rows, stats = evaluate_pattern(name, answer, items, settings, stats_of, args.corpus, args.fresh)
     except (ValueError, CorpusError, llm.LLMError) as e:

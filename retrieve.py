@@ -4,7 +4,6 @@ r"""Week 2: hybrid retrieval. Dense chunks from Chroma fused with BM25 chunks, l
         "Who was the first president of the association which published Journal of Psychotherapy Integration?"
     python retrieve.py --eval                      # recall@2,4,10 of every method on golden.json
     python retrieve.py --eval --corpus DIR --golden FILE --k 2,4,10 --json results/retrieval.json
-    python retrieve.py "In which village was the designer of Ashford Bridge born?" --method chain
 
 Expected output of a query (about 8 s, most of it loading the embedding model): the settings, then
 one row per passage: label, chunk id, found by (dense / bm25), fused and per-retriever scores, a snippet; under it,
@@ -22,16 +21,9 @@ The methods (`method=`):
   that matched;
 - `fused` (default): reciprocal rank fusion at chunk level over both top-`depth` lists, one chunk per
   document (a second chunk of a document already shown adds less than a new document), and a guarantee:
-  the best BM25 document (scored by its best chunk) is always represented by that chunk; when the top document is
-  cut at headings or pages, its next-best chunk takes the second place (TOP_DOC_CHUNKS): "Where is the office of X?"
-  finds X's profile by its opening, and the office is in its Contact section;
-- `chain`: multi-hop without a model call (lab/links.py): hop 1 fused, hop 2 the documents its top passage's
-  document names (titles and the codes in them, rare shared names and codes), one score over both; a reached
-  document is shown by its chunk for what the question still asks once the linking passage is read ("Who teaches
-  the prerequisite of AST 310?": AST 210's Teaching chunk, not its Prerequisites); a reached passage carries `via`
-  (the label or chunk id of the chunk that names it, the link's kind and name) and "link" in found_by.
-  `python retrieve.py "q" --method chain` prints the link under the passage ("S2 reached from S1 via 'corran' (its
-  title)"). `--split dev|test` evaluates one half.
+  the best BM25 document (scored by its best chunk) is always represented by that chunk;
+`--split dev|test` evaluates one half. Following the links a passage names (hop 2 without a model call) is a layer
+on this step: layers/links.py.
 `--eval` also prints answer-bearing recall: the share of items whose passages hold the last hop's answer (and, for
 items with a decomposition, every hop's): supporting-doc recall counts a document whose shown chunk is the wrong one.
 """
@@ -62,8 +54,6 @@ GOLDEN = HERE / "golden.json"
 METHODS = ("bm25", "dense", "seed_interleave", "fused")
 RRF_K = 60                 # the usual reciprocal-rank-fusion constant (Cormack et al. 2009)
 SEED_PREFIX_CHARS = 1200   # what the seed code fed of a BM25 document
-TOP_DOC_CHUNKS = 2         # fused: chunks of the top document shown when it has sections or pages (catalogue dev:
-                           # single-hop answer-bearing recall@4 0.803 -> 0.864; golden.json's prose: no change)
 GOLDEN_KEYS = {"id": str, "question": str, "answer": str, "aliases": list, "supporting_docs": list,
                "type": str, "hops": int, "source": str}
 LABELS = ("answer", "aliases", "supporting_docs", "type", "source", "attack")   # what an answer is scored against
@@ -113,7 +103,6 @@ class Retriever:
             return self.seed_interleave(query, dense_hits[:k], k)
         if method == "fused":
             chosen = fuse(dense_hits, bm25_hits, lambda i: self.metas[i]["doc"], k)
-            chosen = self.top_doc_chunks(chosen, dense_hits, bm25_hits, k)
         else:
             chosen = (dense_hits if method == "dense" else bm25_hits)[:k]
         out = []
@@ -122,23 +111,6 @@ class Retriever:
             out.append({"id": f"S{n}", **self.passage(i, score=score, dense=dense_score.get(i),
                                                        bm25=bm25_score.get(i), found_by=found_by)})
         return out
-
-    def top_doc_chunks(self, chosen, dense_hits, bm25_hits, k):
-        """fuse's list with the top document's next-best chunk (by the same fusion) second, when that document is
-        cut at headings or pages and TOP_DOC_CHUNKS > 1; the last document gives up its place."""
-        if TOP_DOC_CHUNKS < 2 or k < 3 or not chosen:
-            return chosen
-        doc, first = self.metas[chosen[0][0]]["doc"], chosen[0][0]
-        if not any(self.metas[i].get("section") or self.metas[i].get("page") for i in self.by_doc[doc]):
-            return chosen   # a prose text cut by length: its pieces continue each other
-        more = rrf(dense_hits, bm25_hits, lambda i: i != first and self.metas[i]["doc"] == doc)
-        if not more:
-            return chosen
-        second, rest = max(more, key=lambda i: (more[i], -i)), chosen[1:]
-        keep = bm25_hits[0][0] if bm25_hits else None   # fuse's guarantee: the best BM25 chunk keeps its place
-        while len(rest) > k - 2:
-            rest.pop(max(n for n, (i, _) in enumerate(rest) if i != keep))
-        return [chosen[0], (second, more[second])] + rest
 
     def seed_interleave(self, query, dense_hits, k):
         """The seed code's fusion, kept as written: dense chunks, then BM25 documents' prefixes, cut to k."""

@@ -36,6 +36,7 @@ from pydantic import BaseModel, Field
 
 import harness
 import llm
+import pattern_cli
 from generate import IDK, check_question, format_sources, generate, is_idk
 from harness import fmt, mean
 from judge import ask
@@ -259,7 +260,7 @@ def summarize_stats(stats, settings=None):
 
 
 def parser():
-    ap = harness.pattern_parser("Self-RAG: retrieve on demand, filter, answer, critique, refine the query.", DEMO)
+    ap = pattern_cli.pattern_parser("Self-RAG: retrieve on demand, filter, answer, critique, refine the query.", DEMO)
     ap.add_argument("--k", type=int, default=K, help="passages per retrieval")
     ap.add_argument("--max-rounds", type=int, default=MAX_ROUNDS, help="retrieval rounds at most")
     ap.add_argument("--useful-min", type=int, default=USEFUL_MIN, help="usefulness (1-5) that stops refining")
@@ -277,8 +278,11 @@ def settings(args):
 
 
 def main():
-    args, kw, key = harness.parse_settings("self_rag", parser, settings)
-    harness.pattern_main("self-rag", args, lambda q: self_rag_answer(q, **kw), key, self_rag_stats, summarize_stats)
+    args, kw, key = pattern_cli.parse_settings("self_rag", parser, settings)
+    answer = lambda q: self_rag_answer(q, **kw)
+    if not args.eval:
+        return pattern_cli.ask("self_rag", args, answer, key)
+    harness.pattern_main("self-rag", args, answer, key, self_rag_stats, summarize_stats)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ differently, 28 two-hop questions): see results/issue59/.
 Not handled: a hop whose link is a phrase no title or rare name carries.
 """
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -103,3 +104,28 @@ def chain_answer(question, final_k=FINAL_K, corpus=CORPUS_DIR, chunker=DEFAULT_C
     return _finish(result, question, "chain", trace, passages, None, cost, start)
 
 
+
+
+def main():
+    import argparse
+    import sys
+    from vector_index import CorpusError, DEMO_QUESTION
+    ap = argparse.ArgumentParser(description="Week 2's retrieval with hop 2 along the links: print the passages and "
+                                             "how each reached one was reached.")
+    ap.add_argument("query", nargs="?", default=DEMO_QUESTION, help="the question")
+    ap.add_argument("--k", type=int, default=4, help="passages to return")
+    ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of documents (.txt .md .pdf .docx .html)")
+    args = ap.parse_args()
+    print(f"corpus={args.corpus} k={args.k} method=chain")
+    try:
+        found = retrieve_chunks(args.query, args.k, corpus=args.corpus)
+    except CorpusError as e:
+        sys.exit(f"links: {e}")
+    retrieve.print_passages(found)
+    for p in found:
+        if p.get("via"):
+            print(link_line(p))
+
+
+if __name__ == "__main__":
+    main()

@@ -560,7 +560,7 @@ def test_a_run_on_another_golden_file_is_caught(lab, corpus, tmp_path):
     hand_in(lab, corpus, tmp_path / "subs", "g2", edited(lab, "retrieval.json", on_other_golden_without_rows))
     results = grade_all(lab, corpus, tmp_path / "subs", rerun=0)[0]
     why = lost(results["g1"])
-    assert all("golden" in why[f"week {w}: fingerprints"] for w in ("2 retrieve.py", "4 verify_citations.py",
+    assert all("golden" in why[f"week {w}: fingerprints"] for w in ("2 retrieve.py", "5 verify_citations.py",
                                                                       "9 benchmark.py"))
     assert "run on another golden" in why["week 2 retrieve.py: fingerprints"]
     assert "rows.6: 'fx-7' is not a golden question" in why["week 2 retrieve.py: recomputed"]

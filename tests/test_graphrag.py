@@ -13,6 +13,7 @@ import graph_index as gi
 import graphrag as gr
 import llm
 from generate import JSON_SYSTEM
+from layers import spans
 
 GENERATE_SYSTEM = JSON_SYSTEM
 ent = lambda name, kind="place", desc="": {"name": name, "type": kind, "description": desc or f"{name}."}
@@ -129,10 +130,10 @@ def test_titles_extractor_links_mentions(corpus):
 
 def test_local_cites_the_matched_entity_document(graph, corpus):
     with llm.use_model(llm.ScriptedModel(scripted)):
-        r = gr.graph_answer("In which village was the designer of Ashford Bridge born?", "auto", corpus)
+        r = spans.finish(gr.graph_answer("In which village was the designer of Ashford Bridge born?", "auto", corpus))
     assert r["mode"] == "local" and r["entities"] == ["Ashford Bridge"]
     assert r["passages"][0]["doc"] == "ashford-bridge"
-    # the scripted reply cites S1 for "He was born in Hartmoor."; the passage that states it is cited instead
+    # the scripted reply cites S1 for "He was born in Hartmoor."; the span layer cites the passage that states it
     stating = next(p["id"] for p in r["passages"] if p["doc"] == "tomas-vell")
     assert r["sentences"][0]["cites"] == [stating]
     assert r["recited"] == [{"sentence": 0, "from": ["S1"], "to": [stating]}]

@@ -130,17 +130,3 @@ def test_cli_without_index_says_how_to_build_it(tmp_path):
     assert r.returncode == 1
     assert r.stderr.strip().splitlines()[-1].startswith("retrieve: no index for")
     assert "python vector_index.py --corpus" in r.stderr
-
-
-def test_the_top_documents_next_chunk_is_shown_second_when_it_has_sections():
-    """'Where is the office of X?' finds X's profile by its opening; the office is in its Contact section."""
-    r = retrieve.Retriever.__new__(retrieve.Retriever)
-    r.metas = [{"doc": "x", "section": ""}, {"doc": "x", "section": "Contact"}, {"doc": "y"}, {"doc": "z"},
-               {"doc": "w"}]
-    chosen = [(0, 0.03), (2, 0.02), (3, 0.01), (4, 0.005)]
-    dense, bm25 = [(0, 0.9), (2, 0.8), (1, 0.7), (3, 0.6)], [(4, 9.0), (0, 8.0), (1, 7.0)]
-    got = r.top_doc_chunks(chosen, dense, bm25, 4)
-    assert [i for i, _ in got] == [0, 1, 2, 4]   # X's Contact second; the best BM25 chunk keeps its place
-    prose = retrieve.Retriever.__new__(retrieve.Retriever)
-    prose.metas = [{"doc": "x"}, {"doc": "x"}, {"doc": "y"}, {"doc": "z"}, {"doc": "w"}]
-    assert prose.top_doc_chunks(chosen, dense, bm25, 4) == chosen   # a text cut by length: as fused
