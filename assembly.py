@@ -8,11 +8,24 @@ The demo, the page, the benchmark and the harness answer with this; a week's own
 Expected output: the answer as the demo shows it (verified, supported, disputed...), each sentence with its
 citations' verdicts, the sources, then whether the passages disagree. ~15-30 s on the embedded engine the first time.
 
-A layer wraps a week's function and keeps its signature; `build(off)` composes them, leaving out the layers named in
-`off`, so the benchmark can measure each one (`python benchmark.py --ablation`: full strength, then full strength
-minus each layer, on the same questions). Each layer's docstring says what it adds and what it was measured to gain.
-Not yet layers (issue 59, in progress): the link-following hops and the learned router inside retrieve.py and
-multihop.py, the span rules and passage trimming inside generate.py; they run in every configuration.
+The lab at full strength, in order:
+  week 2  retrieve.retrieve_chunks       fused retrieval (RRF over dense and BM25)
+          + layers/links                 hop 2 along the links a passage names (a multi-hop route's retrieval)
+  week 3  generate.generate              the cited answer, a JSON schema for the reply
+          + layers/spans                 the short answer cut to the span asked for; citations re-cited
+  week 4  judge.supports                 the YES/NO judge
+          + layers/judge_answers         the claim's answer against the source's own
+  week 5  citations.verify               every citation judged (ALCE recall and precision)
+          + layers/quarantine            a passage that reads like an instruction supports nothing
+          + layers/disputes              passages that disagree are shown as a choice
+          + layers/answer_check          "verified" only when a calibrated score confirms the short answer
+  week 6  multihop.smart_answer          routed (the learned router, router.py) and, for a multi-hop route, the
+                                         links layer's chain_answer instead of decomposition
+A layer wraps a week's function and keeps its signature; `build(off)` composes the checks and `answerer(pattern,
+off=...)` the answers, leaving out the layers named in `off`, so the benchmark can measure each one (`python
+benchmark.py --ablation`: full strength, then full strength minus each layer, on the same questions). Each layer's
+docstring says what it adds and what it was measured to gain. Not handled: passage trimming (generate.TRIM_WORDS,
+off by default) is still an environment setting of week 3's step, not a layer.
 """
 import argparse
 import functools
