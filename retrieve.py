@@ -31,32 +31,24 @@ import argparse
 import contextlib
 import contextvars
 import functools
-import hashlib
-import json
-import os
-import random
 import sys
-from itertools import zip_longest
 from pathlib import Path
 
 
 import vector_index
 from bm25_baseline import BM25, doc_index, search as bm25_doc_search
+from golden import (DRAW_ENV, GOLDEN, GOLDEN_KEYS, LABELS, draw_seed, golden_problem,  # noqa: F401 (re-exported)
+                    labels, load_golden, sample_golden)
 from lab.answers import normalize_answer
 from lab.documents import where
 from lab import links
 from lab.cache import portable, write_json
 from vector_index import (CORPUS_DIR, DEFAULT_CHUNKER, CHUNKERS, DEMO_QUESTION, CorpusError, build_index, embed,
-                          get_all, get_collection, warn)
+                          get_all, get_collection)
 
-HERE = Path(__file__).parent
-GOLDEN = HERE / "golden.json"
 METHODS = ("bm25", "dense", "seed_interleave", "fused")
 RRF_K = 60                 # the usual reciprocal-rank-fusion constant (Cormack et al. 2009)
 SEED_PREFIX_CHARS = 1200   # what the seed code fed of a BM25 document
-GOLDEN_KEYS = {"id": str, "question": str, "answer": str, "aliases": list, "supporting_docs": list,
-               "type": str, "hops": int, "source": str}
-LABELS = ("answer", "aliases", "supporting_docs", "type", "source", "attack")   # what an answer is scored against
 _RETRIEVERS = {}
 
 
@@ -198,83 +190,6 @@ def recording():
         _RECORDING.reset(token)
         if outer is not None:   # a block inside another: the outer one sees its retrievals too
             outer.extend(log)
-
-
-def load_golden(path=GOLDEN):
-    """golden.json -> list of valid items. A malformed entry gets one warning line and is skipped."""
-    try:
-        items = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise CorpusError(f"cannot read golden file {path}: {e}") from None
-    if not isinstance(items, list):
-        raise CorpusError(f"golden file {path} must hold a JSON list of questions")
-    good = []
-    for n, item in enumerate(items):
-        name = f"{path}: entry {n}" + (f" (id {item.get('id')!r})" if isinstance(item, dict) else "")
-        problem = golden_problem(item)
-        if problem:
-            warn(f"{name}: {problem}, skipped")
-        else:
-            good.append(item)
-    if not good:
-        raise CorpusError(f"golden file {path} has no usable questions")
-    return good
-
-
-def golden_problem(item):
-    """What is wrong with one golden entry, or None."""
-    if not isinstance(item, dict):
-        return f"expected an object, got {type(item).__name__}"
-    for key, kind in GOLDEN_KEYS.items():
-        if key not in item:
-            return f"missing key {key!r}"
-        if not isinstance(item[key], kind) or (kind is int and isinstance(item[key], bool)):
-            return f"{key!r} should be {kind.__name__}, got {type(item[key]).__name__}"
-    if not item["question"].strip():
-        return "empty question"
-    if item["type"] not in ("single", "multi"):
-        return f"type must be 'single' or 'multi', got {item['type']!r}"
-    if not all(isinstance(a, str) for a in item["aliases"]):  # scoring compares them as text
-        return "aliases must be a list of strings"
-    if not all(isinstance(d, str) for d in item["supporting_docs"]) or not item["supporting_docs"]:
-        return "supporting_docs must be a non-empty list of document ids"
-    return None
-
-
-def labels(item):
-    """A golden item's labels (LABELS), which every cached row scored against them is keyed by; its question and
-    id key the answer. An item without an attack gives attack None."""
-    return {k: item.get(k) for k in LABELS}
-
-
-DRAW_ENV = "RAG_STUDENT"   # whose draw of the golden set the graded commands run (labs/instructors.md)
-
-
-def draw_seed(student=None):
-    """The seed of a student's own draw of the golden set: 0 (the course's default draw, which results/ holds) for
-    no student, else from the sha256 of the id. With student None, RAG_STUDENT's. draw_seed("") -> 0"""
-    student = (os.environ.get(DRAW_ENV, "") if student is None else str(student)).strip()
-    return int(hashlib.sha256(student.encode()).hexdigest()[:12], 16) if student else 0
-
-
-def sample_golden(golden, n, seed=None):
-    """n items, half single and half multi (multi alternating between sources), in an order whose every
-    prefix is balanced too; the same n and seed give the same items. n <= 0 -> all items. seed None: the draw of
-    the student RAG_STUDENT names (draw_seed), 0 when it is unset."""
-    if n <= 0 or n >= len(golden):
-        return list(golden)
-    rng = random.Random(draw_seed() if seed is None else seed)
-    pools = {}
-    for g in golden:
-        pools.setdefault(g["type"], {}).setdefault(g["source"], []).append(g)
-    streams = {}
-    for kind, by_source in pools.items():
-        for items in by_source.values():
-            rng.shuffle(items)
-        lists = [by_source[s] for s in sorted(by_source)]
-        streams[kind] = [x for group in zip_longest(*lists) for x in group if x is not None]
-    order = [x for pair in zip_longest(streams.get("single", []), streams.get("multi", [])) for x in pair if x]
-    return order[:n]
 
 
 def eval_items(golden_path, n, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, split=None):
