@@ -75,7 +75,7 @@ def source_entry(passage):
     CRAG's refinement cut to some of its sentences (its text is no chunk's).
     {"id": "S1", "chunk_id": "ashford-bridge#0", "text": "Ashford Bridge ..."} -> {"id": "S1", "chunk_id":
     "ashford-bridge#0", "sha": "3f9a..."}"""
-    text = None if passage.get("refined") else passage.get("trimmed_from", passage.get("text"))
+    text = None if passage.get("refined") else passage.get("text")
     return {"id": passage.get("id"), "chunk_id": passage.get("chunk_id"),
             "sha": text_sha(text) if isinstance(text, str) else None}
 

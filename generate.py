@@ -27,13 +27,11 @@ import argparse
 import contextlib
 import contextvars
 import json
-import os
 import re
 import sys
 from pathlib import Path
 
 import llm
-from bm25_baseline import tokenize
 from lab import partial, steps
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, retrieve_chunks
 from vector_index import DEMO_QUESTION, CorpusError
@@ -46,7 +44,6 @@ MAX_TOKENS = 512
 SEED_K = 4                       # passages the seed pipeline put in its prompt (the benchmark's baseline)
 MAX_SENTENCE_CHARS = 300         # the schema caps sentence and answer length so a JSON reply always closes
 MAX_ANSWER_CHARS = 120
-TRIM_WORDS = int(os.environ.get("RAG_TRIM_WORDS", 0))   # a passage longer than this is cut around its best match
 CITE_GROUP = re.compile(r"\[\s*([Ss]\d+(?:\s*[,;]\s*\[?[Ss]\d+\]?)*)\s*\]")
 SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[\[A-Z0-9\"'(])")
 SOURCE_TAG = re.compile(r"<\s*(/?\s*source)", re.I)  # <source / </source, any case or spacing
@@ -138,30 +135,6 @@ def format_sources(passages, style=DEFAULT_STYLE):
         return "\n\n".join(f"[{p['id']}] {p['text']}" for p in passages)
     return "\n".join(f'<source id="{p["id"]}" title="{p.get("title", "")}">{clean_source_text(p["text"])}</source>'
                      for p in passages)
-
-
-def trim_passage(question, passage, titles=(), words=None):
-    """The passage cut to the sentences around its best match with the question, its first sentence (which names
-    its subject) kept, gaps marked "...", when it is longer than `words` (default TRIM_WORDS; 0 keeps it whole).
-    A sentence matches by the question's content words and by naming another shown passage's title (the bridge of
-    a two-hop chain). Sentences are added around the best one, nearest first, while the total stays within words."""
-    words = TRIM_WORDS if words is None else words
-    sentences = SENTENCE_SPLIT.split(passage["text"].strip())
-    if not words or len(passage["text"].split()) <= words or len(sentences) < 3:
-        return passage
-    asked = {t[:5] for t in tokenize(question)}
-    others = [t.lower() for t in titles if t and t != passage.get("title")]
-    score = [sum(t[:5] in asked for t in set(tokenize(s))) + sum(t in s.lower() for t in others) for s in sentences]
-    best = max(range(len(sentences)), key=lambda i: (score[i], -i))
-    keep, size = {0, best}, len(sentences[0].split()) + (len(sentences[best].split()) if best else 0)
-    for i in sorted(range(len(sentences)), key=lambda i: (abs(i - best), -i)):   # the next one first on a tie
-        if i not in keep and size + len(sentences[i].split()) <= words:
-            keep.add(i)
-            size += len(sentences[i].split())
-    kept = sorted(keep)
-    text = " ".join(("... " if n and i != kept[n - 1] + 1 else "") + sentences[i] for n, i in enumerate(kept))
-    text += " ..." if kept[-1] < len(sentences) - 1 else ""
-    return {**passage, "text": text, "trimmed_from": passage["text"]}
 
 
 def answer_schema(ids):
@@ -257,8 +230,7 @@ def generate(question, k=4, order="best_first", style=DEFAULT_STYLE, passages=No
     set). `watch`/`cancel`: see ask_model (the answer is the same streamed)."""
     question = check_question(question)
     ranked = retrieve_chunks(question, k, corpus=corpus, chunker=chunker) if passages is None else passages
-    titles = [p.get("title", "") for p in ranked]
-    shown = order_passages([trim_passage(question, p, titles) for p in ranked], order)
+    shown = order_passages(ranked, order)
     valid = {p["id"] for p in shown}
     error = None
     with llm.counting() as cost:

@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 import assembly
-import generate as generate_module
 import injection_detector
 import judge
 import llm
@@ -39,14 +38,12 @@ def index_of(settings):
 
 def answer_key(name, answer_fn, settings, item):
     """The key of answer_fn's answer to a golden item: the code of the module it runs (cache.keyed), the pattern's
-    name and settings, what the index it retrieves from holds (index_of), the model, the question and the passage
-    trim (generate.TRIM_WORDS) when one is set."""
+    name and settings, what the index it retrieves from holds (index_of), the model, the question, and the code of
+    the layers the answer passes through (the function's `layers`: patterns.Pattern, assembly.with_layer)."""
     settings = settings or {}
-    trim = generate_module.TRIM_WORDS   # RAG_TRIM_WORDS can change it without a code change: it names the answer too
     layers = {m: code_key(m) for m in getattr(answer_fn, "layers", ())}   # assembly.with_layer's, beside its own
     return keyed(module_of(answer_fn), "answer", name, settings, index_of(settings), llm.engine_info()["model"],
-                 item["question"], item["id"], *([{"trim_words": trim}] if trim else []),
-                 *([{"layers": layers}] if layers else []))
+                 item["question"], item["id"], *([{"layers": layers}] if layers else []))
 
 
 def row_key(answer, item, off=frozenset()):

@@ -35,7 +35,7 @@ are right where the reference is wrong, and for rows the reference lacks the ran
 import assembly
 import llm
 import patterns
-from generate import IDK, trim_passage
+from generate import IDK
 from grading.claims import OUTSIDE, row_claims
 from layers import spans
 from lab.cache import ROOT
@@ -151,8 +151,7 @@ def own_words(row, question, strict=True):
 def judged(row, question, found):
     """Problems of check 5: citations the row calls precise that the grader's judge does not find precise."""
     ids = {s["chunk_id"]: s["id"] for s in row["sources"]}
-    titles = [p.get("title", "") for c, p in found.items() if c in ids]   # the passages it was shown, as generate
-    shown = [{**trim_passage(question, p, titles), "id": ids[c]} for c, p in found.items() if c in ids]
+    shown = [{**p, "id": ids[c]} for c, p in found.items() if c in ids]   # the passages it was shown
     result = {"question": question, "answer": row["answer"], "idk": row.get("idk", False), "passages": shown,
               "invalid_ids": row.get("invalid_ids") or [],
               "sentences": [{"text": v["text"], "cites": v["cites"]} for v in row["verdicts"]]}

@@ -172,30 +172,6 @@ def test_empty_question_is_refused_before_any_model_call():
     assert m.calls == []
 
 
-LONG = {"id": "x", "title": "Tomas Vell", "text": "Tomas Vell (1820-1891) was an engineer. He grew up on a farm near "
-        "the coast. His father kept sheep and goats there. He studied at the college in Port Sallow. He designed "
-        "Ashford Bridge in 1872. He died in Hartmoor, where he was born."}
-
-
-def test_trim_keeps_the_first_sentence_and_the_best_match_and_marks_gaps():
-    cut = g.trim_passage("Where was the designer of Ashford Bridge born?", LONG, words=20)
-    assert cut["text"].startswith("Tomas Vell (1820-1891) was an engineer. ...")
-    assert "He designed Ashford Bridge in 1872. He died in Hartmoor, where he was born." in cut["text"]  # best, next
-    assert "sheep" not in cut["text"] and "college" not in cut["text"] and cut["trimmed_from"] == LONG["text"]
-    assert len(cut["text"].split()) < len(LONG["text"].split())
-
-
-def test_trim_prefers_a_sentence_naming_another_shown_passage():
-    cut = g.trim_passage("Who built it?", LONG, titles=["Ashford Bridge", "Tomas Vell"], words=16)
-    assert "He designed Ashford Bridge in 1872." in cut["text"]   # names the other passage: the chain's link
-    assert cut["text"].endswith(" ...")
-
-
-def test_trim_leaves_short_passages_and_a_zero_budget_alone():
-    assert g.trim_passage("Where was he born?", LONG, words=0) is LONG
-    assert g.trim_passage("Where was he born?", LONG, words=200) is LONG
-
-
 def test_a_room_code_given_for_a_building_is_answered_by_the_buildings_name():
     """The model copies the room from a Contact table; the buildings page defines the room's letters."""
     guide = "Kestle Hall (code KST) is the music building.\nKST 206 Office 1"
