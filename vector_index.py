@@ -17,11 +17,11 @@ next run simply completes. A file that fails to load keeps whatever it had in th
 A lock file serialises two builds of the same collection.
 
 Chunks never cross a page or a section (lab/documents.py reads the files and says where each part comes from); the
-chunkers then cut each page or section. Every chunk's metadata holds its document, title, file, character span
-(start, end) in the document's text, and its page (PDF) and heading path ("Admissions > Prerequisites") when it has
-them. Chunk IDs: `<doc>#<n>` (n counts the document's chunks from 0: `hartmoor#0`, as ever for .txt and .md), and
-`<doc>#p<page>-<n>` for a PDF (n counts the page's chunks: `handbook-pdf#p12-0`). A file that cannot be read
-(encrypted, no text layer, corrupt, over a limit, mostly not English) gets one warning line and is skipped.
+chunkers (lab/chunks.py) then cut each page or section. Every chunk's metadata holds its document, title, file,
+character span (start, end) in the document's text, and its page (PDF) and heading path ("Admissions > Prerequisites")
+when it has them. Chunk IDs: `<doc>#<n>` (n counts the document's chunks from 0: `hartmoor#0`, as ever for .txt
+and .md), and `<doc>#p<page>-<n>` for a PDF (n counts the page's chunks: `handbook-pdf#p12-0`). A file that cannot be
+read (encrypted, no text layer, corrupt, over a limit, mostly not English) gets one warning line and is skipped.
 
 `CHROMA_HOST` (and `CHROMA_PORT`, default 8000) switch from the on-disk store under `.rag/` to a Chroma
 server (`chroma run --path DIR`); one that does not answer its heartbeat within CHROMA_TIMEOUT is an error, not a
@@ -38,25 +38,17 @@ import sys
 import time
 from pathlib import Path
 
-from lab.documents import EXTENSIONS, MAX_FILE_MB, RULE, Block, Doc, doc_id, read_document, table_rows  # noqa: F401
 from lab.cache import index_dir
+from lab.chunks import CHUNKERS, chunk, chunk_records, cut, split_sentences  # noqa: F401 (callers' names)
+from lab.documents import EXTENSIONS, MAX_FILE_MB, CorpusError, Doc, doc_id, read_document  # noqa: F401
 
 HERE = Path(__file__).parent
 CORPUS_DIR = HERE / "corpus"
 DEMO_QUESTION = ("Who was the first president of the association which published Journal of Psychotherapy "
                  "Integration?")  # the CLIs' default question: a two-hop one of golden.json
-CHUNKERS = ("fixed", "sentence", "titled")
 DEFAULT_CHUNKER = "titled"       # the lab's best: each chunk prefixed with its document's title
-CHUNK_WORDS = 120                # well inside MiniLM's 256-token window
-OVERLAP_WORDS = 20               # fixed chunker only
-CAPTION_WORDS = 10               # a line above a table this short, with no full stop, is its heading (kept with rows)
 CHROMA_TIMEOUT = 10             # seconds a Chroma server gets to answer its heartbeat (CHROMA_HOST)
 EMBED_BATCH = 256                # chunks per embed + add call (one progress-bar step)
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])")
-
-
-class CorpusError(RuntimeError):
-    """A problem with the corpus or the index, phrased as one line that says how to fix it."""
 
 
 def warn(msg):
@@ -93,113 +85,6 @@ def load_documents(folder, max_mb=MAX_FILE_MB, quiet=False, max_pages=None, any_
         raise CorpusError(f"corpus folder {folder} has no documents ({', '.join(EXTENSIONS)})")
     return docs, failed
 
-
-def split_sentences(text):
-    """'A b. C d? e' -> ['A b.', 'C d? e'] (a plain rule: split after . ! ? before a capital)."""
-    return [s.strip() for s in SENTENCE_END.split(text) if s.strip()]
-
-
-def sentence_spans(text):
-    """split_sentences with where each sentence is: 'A b. C d' -> [('A b.', 0, 4), ('C d', 5, 8)]."""
-    out, prev = [], 0
-    for m in [*SENTENCE_END.finditer(text), None]:
-        seg_end = m.start() if m else len(text)
-        seg = text[prev:seg_end]
-        if seg.strip():
-            start = prev + len(seg) - len(seg.lstrip())
-            out.append((seg.strip(), start, start + len(seg.strip())))
-        prev = m.end() if m else prev
-    return out
-
-
-def cut(text, chunker):
-    """One block's text -> [(piece, start, end)]. fixed: word windows; sentence: whole sentences up to CHUNK_WORDS."""
-    if chunker == "fixed":
-        words = [(m.group(), m.start(), m.end()) for m in re.finditer(r"\S+", text)]
-        step = CHUNK_WORDS - OVERLAP_WORDS
-        return [(" ".join(w for w, _, _ in words[i:i + CHUNK_WORDS]), words[i][1] if words else 0,
-                 words[min(i + CHUNK_WORDS, len(words)) - 1][2] if words else 0)
-                for i in range(0, max(len(words) - OVERLAP_WORDS, 1), step)]
-    if chunker not in CHUNKERS:
-        raise CorpusError(f"unknown chunker {chunker!r}: choose one of {', '.join(CHUNKERS)}")
-    pieces, current = [], []
-    for unit in units(text):
-        if current and len(" ".join([c[0] for c in current] + [unit[0]]).split()) > CHUNK_WORDS:
-            pieces.append(current)
-            current = []
-        current.append(unit)
-    pieces.append(current)
-    return [(join_units(p), p[0][1] if p else 0, p[-1][2] if p else 0) for p in pieces]
-
-
-def units(text):
-    """What a chunk is packed from: [(text, start, end, header)]. Prose gives its sentences (header None); a table
-    (two or more lines of cells joined by '|', as the readers write rows) gives one unit per row, each with its
-    table's header row ('' for the header itself; a Markdown table's '|---|' line belongs to it), so a chunk that
-    starts inside a table can say what its columns are.
-    'Day | Room\nMon | HAL 1\nTue | HAL 2' -> ('Day | Room', .., ''), ('Mon | HAL 1', .., 'Day | Room'), ...
-    A short line just above a table (its heading or caption: 'Autumn examinations') goes with the header.
-    A text with no table gives its sentence_spans, as ever. Not handled: a PDF's tables (its text layer has no
-    cell separators, so a row is a line of words)."""
-    lines = [(m.group(), m.start(), m.end()) for m in re.finditer(r"[^\n]+", text)]
-    table = table_rows([line for line, _, _ in lines])
-    out, prose, header, first = [], 0, "", 0
-    for n, (line, s, e) in enumerate(lines):
-        if not table[n]:
-            continue
-        out += [(t, prose + a, prose + b, None) for t, a, b in sentence_spans(text[prose:s])]
-        prose = e
-        if n == 0 or not table[n - 1]:
-            # a short line just above the table without a full stop is its caption or heading: it says what the table is
-            above = lines[n - 1][0].strip(" #") if n > 0 else ""
-            caption = f"{above}\n" if above and len(above.split()) <= CAPTION_WORDS and not above.endswith(".") else ""
-            header, first, row_header = f"{caption}{line}", n, ""
-        elif n == first + 1 and RULE.fullmatch(line.strip()):
-            header, row_header = f"{header}\n{line}", ""
-        else:
-            row_header = header
-        out.append((line, s, e, row_header))
-    return out + [(t, prose + a, prose + b, None) for t, a, b in sentence_spans(text[prose:])]
-
-
-def join_units(piece):
-    """A chunk's text from its units: sentences joined by a space as ever, table rows on lines of their own, and the
-    table's header first when the chunk starts below it."""
-    if not piece:
-        return ""
-    text = f"{piece[0][3]}\n{piece[0][0]}" if piece[0][3] else piece[0][0]
-    for prev, unit in zip(piece, piece[1:]):
-        text += ("\n" if prev[3] is not None or unit[3] is not None else " ") + unit[0]
-    return text
-
-
-def chunk_spans(doc, chunker):
-    """Doc -> [(chunk text, start, end, Block)]: each block (a page, a section; the whole text when the document has
-    none) cut by the chunker; titled prefixes each piece with the document title. start/end: the span in doc.text."""
-    out = []
-    for b in doc.blocks or [Block(0, len(doc.text), 0, "")]:
-        for text, s, e in cut(doc.text[b.start:b.end], chunker):
-            out.append((f"{doc.title}\n{text}" if chunker == "titled" else text, b.start + s, b.start + e, b))
-    return out
-
-
-def chunk(doc, chunker):
-    """Doc -> list of chunk texts. fixed: word windows; sentence: whole sentences up to CHUNK_WORDS;
-    titled: the sentence chunks, each prefixed with the document title. No chunk crosses a page or a section."""
-    return [t for t, *_ in chunk_spans(doc, chunker)]
-
-
-def chunk_records(doc, chunker):
-    """Doc -> [(chunk id, text, metadata)]: `hartmoor#0`, `handbook-pdf#p12-0`; metadata with the provenance
-    (file, start, end, and page and section when there are)."""
-    spans, per_page, out = chunk_spans(doc, chunker), {}, []
-    for n, (text, start, end, b) in enumerate(spans):
-        k = per_page[b.page] = per_page.get(b.page, -1) + 1
-        meta = {"doc": doc.id, "title": doc.title, "n": n, "total": len(spans), "hash": doc.hash,
-                "file": doc.file, "start": start, "end": end,
-                **({"page": b.page} if b.page else {}), **({"section": b.section} if b.section else {})}
-        out.append((f"{doc.id}#p{b.page}-{k}" if b.page else f"{doc.id}#{n}", text, meta))
-    return out
 
 
 _MODEL = None

@@ -14,7 +14,7 @@ results/loaders_choice.txt):
 - .docx (python-docx): paragraphs and tables in document order; Title and Heading 1-9 styles give the sections.
 - .html, .htm (BeautifulSoup on lxml): the main text (<main>, else <article>, else <body>) without scripts, menus,
   headers, footers, sidebars and cookie banners; h1-h6 give the sections.
-A block is a span of the document's text that no chunk crosses (vector_index.chunk): a page, a section.
+A block is a span of the document's text that no chunk crosses (lab/chunks.py): a page, a section.
 
 A file that cannot be used raises ValueError with the reason in a few words, which vector_index prints on one line
 and skips: an encrypted PDF, a PDF with no text layer, a corrupt file, a file over the size or page limit
@@ -24,7 +24,7 @@ read as the lab always read them, in any language: its corpora and its injected 
 language on purpose) are .txt.
 A PDF's page numbers and running header and footer (a line that opens or closes most pages) are dropped.
 Not handled: OCR, passwords, .doc/.pptx/.rtf, text in images, PDF outlines as sections, tables kept as tables (a
-row becomes one line, its cells joined by " | ", which vector_index.units cuts row by row, each chunk with the
+row becomes one line, its cells joined by " | ", which lab.chunks.units cuts row by row, each chunk with the
 table's header row; a PDF's rows have no separator and stay lines of words), PDFs with fewer than 3 pages keep
 their headers.
 """
@@ -63,6 +63,11 @@ DROP_TAGS = ["script", "style", "noscript", "template", "svg", "form", "nav", "h
              "button", "select"]
 BLOCK_TAGS = {"p", "div", "section", "article", "main", "li", "tr", "pre", "blockquote", "dd", "dt", "figcaption",
               "caption", "body", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "table"}
+
+
+class CorpusError(RuntimeError):
+    """A problem with the corpus or the index, phrased as one line that says how to fix it (vector_index.CorpusError
+    is this class; a file that cannot be used raises ValueError instead, and is skipped)."""
 
 
 class Block(NamedTuple):

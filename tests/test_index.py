@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 import vector_index as vi
+from lab import chunks
 
 ROOT = Path(__file__).parent.parent
 
@@ -21,8 +22,8 @@ def test_load_documents_reads_title_and_body(own_corpus):
 def test_chunkers_known_answers():
     doc = vi.Doc("d", "Title", "One two. Three four? " * 100, "h")
     fixed = vi.chunk(doc, "fixed")
-    assert all(len(c.split()) <= vi.CHUNK_WORDS for c in fixed)
-    assert fixed[0].split()[-vi.OVERLAP_WORDS:] == fixed[1].split()[:vi.OVERLAP_WORDS]  # windows overlap
+    assert all(len(c.split()) <= chunks.CHUNK_WORDS for c in fixed)
+    assert fixed[0].split()[-chunks.OVERLAP_WORDS:] == fixed[1].split()[:chunks.OVERLAP_WORDS]  # windows overlap
     sentence = vi.chunk(doc, "sentence")
     assert all(c.endswith(("?", ".")) for c in sentence)  # never cut inside a sentence
     assert " ".join(sentence).split() == doc.text.split()  # nothing lost or repeated

@@ -243,8 +243,8 @@ def test_trace_writes_one_line_per_call_with_new_and_cached_tokens(tmp_path):
     trace = tmp_path / "trace.jsonl"
     request = {"messages": [{"role": "system", "content": "You check answers and claims against a source."}]}
     out = {"timings": {"prompt_n": 28, "cache_n": 606, "predicted_n": 8, "prompt_ms": 850.4, "predicted_ms": 355.2}}
-    llm._trace(str(trace), request, out, 1.2104)
-    llm._trace(str(trace), request, {}, 0.5)
+    engine.trace(str(trace), request, out, 1.2104)
+    engine.trace(str(trace), request, {}, 0.5)
     lines = [json.loads(x) for x in trace.read_text().splitlines()]
     assert lines[0] == {"system": "You check answers and claims against", "prompt_new": 28, "cached": 606,
                         "generated": 8, "prompt_ms": 850, "gen_ms": 355, "seconds": 1.21}
