@@ -130,8 +130,7 @@ def with_layer(fn, finish, module):
 
 def with_notes(result):
     """The result with what the span rules changed as lines to print under its sentences."""
-    return {**result, "notes": [spans.recited_line(f) for f in result.get("recited", [])]
-            + ([spans.spelled_line(result["spelled"])] if result.get("spelled") else [])}
+    return {**result, "notes": [spans.recited_line(f) for f in result.get("recited", [])]}
 
 
 def print_checked(result, lab=FULL, on_verdict=None, corpus=None):

@@ -148,9 +148,6 @@ def render_answer(result, verdicts, notice=None, dispute=None, checked=None, liv
         kind = ("checking" if live else "unchecked") if v is None else "supported" if v["supported"] else "unsupported"
         fixed = [f'<span class="recited" data-recited="{esc(",".join(f["from"]))}">{esc(spans.recited_line(f))}</span>'
                  for f in result.get("recited", []) if f["sentence"] == n]
-        if (result.get("spelled") or {}).get("sentence") == n:
-            fixed.append(f'<span class="recited" data-spelled="{esc(result["spelled"]["code"])}">'
-                         f'{esc(spans.spelled_line(result["spelled"]))}</span>')
         out.append(f'<div class="sentence {kind}" data-sentence="{n}">{esc(s["text"])} {"".join(chips + fixed)}</div>')
     if result.get("passages"):
         rows = "".join(f'<li><b>[{esc(p["id"])}]</b> {esc(p.get("title") or p.get("doc"))} '

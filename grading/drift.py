@@ -7,7 +7,7 @@
 2. claims: claims.row_claims finds nothing wrong (its counts, its short answer stated, its passages' texts);
 3. score: its EM, F1 and "right" are what its short answer scores against the golden answers here;
 4. its own words: its short answer is what generate() makes of the reply it records (`written`): the span the
-   question asks for, the name a spelled-out code stands for, or "I don't know";
+   question asks for, or "I don't know";
 5. the judge: each citation it calls precise, the grader's judge finds precise too, its sentence read against the
    passage as generate() showed it (citations.verify; model calls, cached in the judge's cache).
 
@@ -141,9 +141,7 @@ def own_words(row, question, strict=True):
         return ["it records no reply (`written`) to derive its short answer from"]
     if not strict and row["written"] == row["answer"]:
         return []
-    spelled = row.get("spelled")
-    want = IDK if row.get("idk") else spelled["name"] if isinstance(spelled, dict) and spelled.get("name") \
-        else spans.answer_span(question, row["written"])
+    want = IDK if row.get("idk") else spans.answer_span(question, row["written"])
     return [] if row["answer"] == want else [f"its short answer {row['answer']!r} is not what its recorded reply "
                                              f"{row['written']!r} gives ({want!r})"]
 

@@ -5,8 +5,7 @@ checks each sentence against its sources; this checks the headline, in three par
   name what the question compares). A headline no sentence states is never verified.
 - relevant (no model call): the answer is the kind of thing the question asks for: a date for "when", a number
   for "how many", yes/no for "Is ...?", one of the options for "X or Y?", never a bare year for "where"/"who". An
-  answer of the wrong kind is never verified: 'KST 206', a room's code, for "In which building ..."
-  (lab/spans.py CODE_NOUNS).
+  answer of the wrong kind is never verified.
 - agreed (at most one model call, cached): the cited passages, read in the order the sentences cite them (passage
   A gives the bridge, then passage B the answer), are asked the question on their own (judge.source_answer);
   their answer must match the short answer. When the sentence that states the answer was judged by the same
@@ -32,7 +31,6 @@ from layers.judge_answers import source_answer
 from lab.links import CODE
 from lab.answers import (NOT_STATED, named_in, normalize_answer, stated_fuller,
                          subject_names)
-from layers.spans import code_for_noun
 
 HERE = Path(__file__).parent.parent   # the repository (this file is in layers/)
 CALIBRATIONS = HERE / "models" / "calibration"
@@ -90,13 +88,9 @@ def _bare_number(answer):
 
 
 def relevant(question, answer):
-    """(fits, reason): whether the answer is the kind the question asks for (asked_kind); None kinds always fit,
-    but a bare code answers "which <noun>" only for a noun that codes number (CODE_NOUNS): ('In which building is
-    the office of X?', 'KST 206') -> False; ('In which room is MUS 320 taught?', 'KST 112') -> True. Nor does an
-    answer that repeats a code the question names: ('In which building is ARC 120 taught?', 'ARC 120 Drawing')
-    -> False."""
-    if wrong := code_for_noun(question, answer):
-        return False, f"the question asks for a {wrong[0]}; '{answer}' is a code (of a room, a course), not one"
+    """(fits, reason): whether the answer is the kind the question asks for (asked_kind); None kinds always fit, but
+    not an answer that repeats a code the question names: ('In which building is ARC 120 taught?', 'ARC 120
+    Drawing') -> False."""
     kind = asked_kind(question)
     echoed = set(CODE.findall(answer)) & set(CODE.findall(question))
     if echoed and kind not in ("choice", "yesno"):   # 'ARC 120 Drawing and Representation' for "... ARC 120 taught?"

@@ -16,20 +16,20 @@ takes the one thing the sentence adds that the question does not already say, of
                 'The examination of MTH 140 is on 14 January 2027.')                  -> '14 January 2027'
     answer_span('Who teaches GEO 205?', 'Dr Caspar Wendeborn')                        -> unchanged (already short)
 
-`spelled_out` names what a code stands for when the question asks for a thing that codes do not number: 'KST 206'
-for "In which building is the office of X?" becomes 'Kestle Hall', when a shown passage holds 'KST 206' and defines
-its letters ("Kestle Hall (code KST) is the music building"); the defining sentence joins the answer, cited.
+A code spelled out as the name its letters stand for ('KST 206' -> 'Kestle Hall', when a passage says "Kestle Hall
+(code KST)") and "which building" refusing a code were removed by issue 59 (last in 8c849de): the pattern occurs in
+no document of corpus/ or debian/ and in no golden answer there, and "which <noun>" marked 8 of the catalogue's own
+gold answers as the wrong kind, so they could never be verified.
 
 answer_span changes nothing when the answer is already short, when the question asks for an explanation, a
 comparison or a yes/no (the sentence is the answer), or when more than one candidate of the kind remains: it never
 guesses. Not handled: answers in other languages; spans with lower-case words inside ("the Lantern cafe" gives
-'Lantern'); a code whose letters are defined only in a table ('KST | Kestle Hall'), not in brackets.
+'Lantern').
 """
 import re
 
 from generate import EXAMPLE_NAMES, IDK, is_idk
 from lab.answers import COMMON, named_in, normalize_answer
-from lab.links import CODE, codes, normalize
 
 SHORT_WORDS = 5          # an answer of at most this many words, not a sentence, is kept as the model wrote it
 MONTH = ("January|February|March|April|May|June|July|August|September|October|November|December|"
@@ -60,10 +60,6 @@ NOT_A_SPAN = re.compile(r"^\s*(how (is|are|was|were|do|does|did)\b|why\b|what (d
                         r"(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should)\b)|"
                         r"\b(what|which) (role|kind|type|sort|genre|position|profession|job|occupation|relation)", re.I)
 # what a code ('KST 206', 'MAR/2140', 'C-12') can name: "In which room" takes one, "In which building" does not
-CODE_NOUNS = {"room", "office", "course", "module", "class", "code", "number", "unit", "reference", "laboratory",
-              "lab", "studio", "seat", "page", "section", "form", "level", "grade", "version", "model", "extension"}
-ASKED_NOUN = re.compile(r"^(?:in |at |from |to |on |for )?(?:what|which) (?:other |one |two |three )?(\w+)")
-LONG_FORM_WORDS = 6      # longest name looked for before a parenthesised abbreviation ("Kestle Hall (code KST)")
 OPENERS = {"The", "A", "An", "It", "He", "She", "They", "This", "That", "Its", "His", "Her", "Their", "In", "On",
            "At", "By", "For", "From", "With", "Both", "Yes", "No", "All", "Each", "Every", "Our", "Your", "We", "You"}
 
@@ -165,90 +161,17 @@ def recited_line(fix):
     return f"citation corrected in sentence {fix['sentence'] + 1}: the model cited {was}; [{fix['to'][0]}] states it"
 
 
-def code_for_noun(question, answer, whole=True):
-    """(asked noun, code) when the answer is a code and the question asks "which <noun>" of a noun that codes do not
-    number (CODE_NOUNS); None otherwise. whole=False takes a code the answer opens with too ('PNC 9 Office 1').
-    ('In which building is the office of X?', 'KST 206') -> ('building', 'KST 206');
-    ('In which room is MUS 320 taught?', 'KST 112') -> None"""
-    noun = ASKED_NOUN.match(question.strip().lower())
-    code = (CODE.fullmatch if whole else CODE.match)(answer.strip())
-    if noun and code and noun.group(1).rstrip("s") not in CODE_NOUNS:
-        return noun.group(1), code.group()
-    return None
-
-
-def abbreviates(short, long):
-    """Schwartz & Hearst's test (PSB 2003) of a long form: it holds the short form's letters in order, read from the
-    end, and the first letter starts one of its words. ('KST', 'Kestle Hall') -> True; ('KST', 'Weald House')
-    -> False"""
-    s, t = short.lower(), long.lower()
-    j = len(t) - 1
-    for i in range(len(s) - 1, -1, -1):
-        while j >= 0 and (t[j] != s[i] or (i == 0 and j > 0 and t[j - 1].isalnum())):
-            j -= 1
-        if j < 0:
-            return False
-        j -= 1
-    return True
-
-
-def spelled_out(question, answer, passages):
-    """(name, passage id, the sentence that defines it) when code_for_noun reads the answer as a code of the wrong
-    kind, and a shown passage holds that code, says the asked noun and defines the code's letters ("Kestle Hall (code
-    KST) is the music building"; the shortest capitalised run before the brackets that abbreviates() them); else
-    None. Model-free: a 1.5B model asked "In which building is KST 206?" answered a code again."""
-    got = code_for_noun(question, answer, whole=False)
-    letters = got and re.match(r"[A-Z]{2,6}(?![a-z])", got[1])
-    if not letters:
-        return None
-    noun, code, letters = got[0], got[1], letters.group()
-    defined = re.compile(rf"\((?:[a-z]+\s+)?{letters}\)")
-    for p in passages:
-        text = p.get("text", "")
-        if normalize(code) not in codes(text) or noun[:5] not in text.lower():
-            continue
-        for sentence in (s for line in text.splitlines() for s in re.split(r"(?<=[.!?])\s+", line)):
-            for m in defined.finditer(sentence):
-                words = sentence[:m.start()].split()[-LONG_FORM_WORDS:]
-                for n in range(1, len(words) + 1):
-                    name = " ".join(words[-n:])
-                    if name[:1] == letters[0] and abbreviates(letters, name) \
-                            and all(w[:1].isupper() or w in ("of", "the", "and") for w in words[-n:]):
-                        return name, p["id"], sentence.strip()
-    return None
-
-
-def spell(question, answer, sentences, passages):
-    """(answer, sentences, spelled) with spelled_out applied: the name for the code, the defining sentence added
-    (cited to its passage) unless the model wrote it, and spelled = {sentence, code, name, source}, or None."""
-    named = spelled_out(question, answer, passages)
-    if not named:
-        return answer, sentences, None
-    name, source, quote = named
-    said = [s["text"] for s in sentences]
-    sentences = sentences if quote in said else sentences + [{"text": quote, "cites": [source]}]
-    return name, sentences, {"sentence": (said + [quote]).index(quote), "code": answer, "name": name, "source": source}
-
-
-def spelled_line(spelled):
-    """'the model answered 'KST 206', a code; [S3] spells out its letters: Kestle Hall (sentence 3 quotes it)'"""
-    return (f"the model answered '{spelled['code']}', a code; [{spelled['source']}] spells out its letters: "
-            f"{spelled['name']} (sentence {spelled['sentence'] + 1} quotes it)")
-
-
 def finish(result):
     """A generate()-shaped result with these rules applied: citations re-cited (recite), an answer that names the
-    worked example's names which no passage names made "I don't know", the short answer cut to the span asked for
-    (answer_span) and a code spelled out (spell). Adds `written` (the short answer as the model wrote it), `recited`
-    and `spelled` (None mostly)."""
+    worked example's names which no passage names made "I don't know", and the short answer cut to the span asked
+    for (answer_span). Adds `written` (the short answer as the model wrote it) and `recited`."""
     question, shown, answer = result["question"], result["passages"], result["answer"]
     sentences, recited = recite(result["sentences"], shown)   # a sentence S1 states word for word but S2 is cited
-    written, spelled, idk = answer, None, result["idk"] or from_example(answer, EXAMPLE_NAMES, shown)
+    written, idk = answer, result["idk"] or from_example(answer, EXAMPLE_NAMES, shown)
     if idk:
         answer, sentences = IDK, [s for s in sentences if not is_idk(s["text"])]
     else:
         answer = answer_span(question, answer)   # 'The office of ... is in HAL 326.' -> 'HAL 326'
-        answer, sentences, spelled = spell(question, answer, sentences, shown)   # 'KST 206' for a building
     text = " ".join(f"{s['text']}{''.join(f' [{c}]' for c in s['cites'])}" for s in sentences) or answer
     return {**result, "answer": answer, "written": written, "text": text, "sentences": sentences,
-            "recited": recited, "spelled": spelled, "idk": idk}
+            "recited": recited, "idk": idk}

@@ -170,19 +170,12 @@ def test_the_ptrue_probe_puts_the_answer_as_a_claim_to_the_cited_chain():
     assert "Don Hall" in probe.source_of(row, r, "prompt") and probe.source_of(row, r, "prompt").startswith("Don Hall")
 
 
-def test_a_code_answers_which_room_but_not_which_building():
-    assert not ac.relevant("In which building is the office of Dr Teo Mensah?", "KST 206")[0]
-    assert "is a code" in ac.relevant("In which building is the office of Dr Teo Mensah?", "KST 206")[1]
-    assert ac.relevant("In which building is the office of Dr Teo Mensah?", "Kestle Hall")[0]
+def test_a_code_answers_a_which_question_of_any_noun():
+    """issue 59 removed the rule that refused a code for "which building": it marked 8 of the catalogue's own gold
+    answers the wrong kind, and no question of golden.json or debian/ has a code for its answer."""
+    assert ac.relevant("In which building is the office of Dr Teo Mensah?", "KST 206")[0]
     assert ac.relevant("In which room is MUS 320 taught?", "KST 112")[0]
-    assert ac.relevant("Which courses have MAR/2140 as a prerequisite?", "MAR/2150")[0]
-    assert ac.relevant("Where is the office of Dr Teo Mensah?", "KST 206")[0]
-    s = [("The office of Dr Teo Mensah is KST 206.", ["S2"], True)]   # stated and agreed: it would score 0.88
-    r = result("KST 206", s, "In which building is the office of Dr Teo Mensah?")
-    with llm.use_model(scripted_answer("KST 206")):
-        checked = ac.check(r, verdicts(s), cal=CAL)
-    assert checked["score"] >= CAL["threshold"] and checked["status"] == "supported"   # the wrong kind: not verified
-    assert "is a code" in " ".join(checked["reasons"])
+    assert not ac.relevant("In which building is ARC 120 taught?", "ARC 120")[0]   # a code the question names
 
 
 def test_an_answer_that_repeats_the_questions_code_answers_nothing_and_a_range_holds_its_ends():

@@ -134,18 +134,6 @@ def test_a_corrected_citation_is_said_under_its_sentence():
     assert "data-recited" not in page.render_answer({**result, "recited": []}, None)
 
 
-def test_a_spelled_out_code_is_said_under_the_sentence_that_names_it():
-    result = {"answer": "Kestle Hall", "passages": [PASSAGE, {**PASSAGE, "id": "S2", "chunk_id": "guide#p10-0"}],
-              "sentences": [{"text": "Office | KST 206", "cites": ["S1"]},
-                            {"text": "Kestle Hall (code KST) is the music building.", "cites": ["S2"]}],
-              "invalid_ids": [], "spelled": {"sentence": 1, "code": "KST 206", "name": "Kestle Hall", "source": "S2"}}
-    out = page.render_answer(result, None)
-    said = out.split('data-sentence="1"')[1]
-    assert "data-spelled=\"KST 206\"" in said and "[S2] spells out its letters: Kestle Hall" in said
-    assert "data-spelled" not in out.split('data-sentence="1"')[0]
-    assert "data-spelled" not in page.render_answer({**result, "spelled": None}, None)
-
-
 def test_a_disputed_answer_is_a_choice_with_sources_dates_and_no_headline():
     result = {"answer": "Baxter <Quill>", "passages": [
         {**PASSAGE, "where": "tower.pdf p. 2 · Design",

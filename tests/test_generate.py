@@ -170,18 +170,3 @@ def test_empty_question_is_refused_before_any_model_call():
     with scripted() as m, pytest.raises(ValueError, match="the question is empty"):
         g.generate("   ", passages=PASSAGES)
     assert m.calls == []
-
-
-def test_a_room_code_given_for_a_building_is_answered_by_the_buildings_name():
-    """The model copies the room from a Contact table; the buildings page defines the room's letters."""
-    guide = "Kestle Hall (code KST) is the music building.\nKST 206 Office 1"
-    passages = [{**PASSAGES[0], "text": "Dr Teodor Mensah\nOffice | KST 206"}, {**PASSAGES[1], "text": guide},
-                *PASSAGES[2:]]
-    reply = {"sentences": [{"text": "The office of Dr Teodor Mensah is KST 206.", "sources": ["S1"]}],
-             "answer": "KST 206"}
-    with scripted(json.dumps(reply)):
-        r = spans.finish(g.generate("In which building is the office of Dr Teodor Mensah?", passages=passages,
-                                    style="json"))
-    assert r["answer"] == "Kestle Hall" and r["written"] == "KST 206"
-    assert r["sentences"][1] == {"text": "Kestle Hall (code KST) is the music building.", "cites": ["S2"]}
-    assert r["spelled"]["code"] == "KST 206" and r["text"].endswith("music building. [S2]")

@@ -58,31 +58,3 @@ def test_a_sentence_is_re_cited_to_the_one_passage_that_states_it():
     assert spans.recited_line(fixed[0]) == "citation corrected in sentence 1: the model cited [S2]; [S1] states it"
     twice = passages + [{"id": "S3", "text": "All Principals report directly to our CTO."}]
     assert spans.recite(sentences[:1], twice)[1] == []   # two passages state it: not ours to choose
-
-
-GUIDE = {"id": "S3", "text": "Buildings and Rooms\nKestle Hall\nKestle Hall (code KST) is the music building, with a "
-                             "recording studio. Room Use Seats\nKST 118 Seminar room 28\nKST 206 Office 1"}
-PROFILE = {"id": "S2", "text": "Dr Teodor Mensah\nContact\nOffice | KST 206"}
-
-
-def test_a_code_answered_for_a_building_is_spelled_out_by_the_passage_that_defines_its_letters():
-    q = "In which building is the office of Dr Teodor Mensah?"
-    assert spans.spelled_out(q, "KST 206", [PROFILE, GUIDE]) == (
-        "Kestle Hall", "S3", "Kestle Hall (code KST) is the music building, with a recording studio.")
-    assert spans.spelled_out(q, "KST 206 Office 1", [PROFILE, GUIDE])[0] == "Kestle Hall"   # a code it opens with
-    assert spans.spelled_out(q, "KST 207", [PROFILE, GUIDE]) is None       # no passage holds that room
-    assert spans.spelled_out("In which room is the office of Dr Mensah?", "KST 206", [GUIDE]) is None   # a code fits
-    assert spans.spelled_out("In which city is the office of Dr Mensah?", "KST 206", [GUIDE]) is None   # not a city's
-    other = {"id": "S1", "text": "Weald House (code KST) is the linguistics building. KST 206 Office"}
-    assert spans.spelled_out(q, "KST 206", [other]) is None                # the letters do not abbreviate that name
-    assert spans.abbreviates("KST", "Kestle Hall") and spans.abbreviates("PNC", "Pennick Studios")
-    assert not spans.abbreviates("KST", "Hall") and not spans.abbreviates("KST", "Weald House")
-
-
-def test_a_spelled_out_answer_cites_the_sentence_that_names_it():
-    q, said = "In which building is the office of Dr Teodor Mensah?", [{"text": "Office | KST 206", "cites": ["S2"]}]
-    answer, sentences, spelled = spans.spell(q, "KST 206", said, [PROFILE, GUIDE])
-    assert answer == "Kestle Hall" and sentences[0] == said[0] and sentences[1]["cites"] == ["S3"]
-    assert spelled == {"sentence": 1, "code": "KST 206", "name": "Kestle Hall", "source": "S3"}
-    assert "[S3] spells out its letters: Kestle Hall" in spans.spelled_line(spelled)
-    assert spans.spell(q, "Kestle Hall", said, [PROFILE, GUIDE]) == ("Kestle Hall", said, None)
