@@ -1,6 +1,7 @@
 """GraphRAG's index: entities and relations per document (LLM with a JSON schema, or titles and their mentions
 without one), merged names, a networkx graph, seeded Louvain communities with summaries, stored next to the
-vector index. graphrag.py searches it and is the command line (`python graphrag.py --build --docs 300`).
+vector index. graphrag.py searches it and is the command line (`python graphrag.py --build --docs 300`);
+graph_report.py measures it (`--stats`) and draws it (`--png`).
 
 A rebuild extracts only new or changed documents (cache keyed by content hash, title, model and this file's code);
 a killed build resumes where it stopped, because each extraction is cached the moment it is made. The graph is
@@ -15,7 +16,6 @@ shorter text, then cached as a failure (title entity only), so a rerun does not 
 Not handled: aliases beyond trivial differences ("J. Smith" vs "John Smith"), relation types in the graph's
 structure (a relation is edge text), incremental community updates (communities are recomputed each build).
 """
-import functools
 import json
 import os
 import sys
@@ -25,7 +25,6 @@ from pathlib import Path
 import networkx as nx
 from pydantic import BaseModel, Field
 
-import harness
 import llm
 from lab.cache import Cache, code_key, index_dir, keyed
 from lab.links import ngram_keys, normalize  # one definition of a name key, shared with retrieval
@@ -280,19 +279,6 @@ def build(corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, extractor="llm", n=0, gold
 _LOADED = {}
 
 
-@functools.lru_cache(maxsize=8)
-def _graph_hash(path, stamp):
-    payload = json.loads(Path(path).read_text(encoding="utf-8"))
-    return Cache.key(payload.get("graph"), payload.get("communities"))[:16]
-
-
-def graph_hash(path):
-    """A hash of a built graph's nodes, edges and communities (not its build times): rows answered from it are
-    keyed by it, so a graph that comes out different recomputes them, and the same graph built again does not."""
-    path = Path(path)
-    return _graph_hash(str(path), path.stat().st_mtime_ns)
-
-
 def load(corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, extractor="llm"):
     """The stored payload with "G" (the nx.Graph) added; CorpusError with the build command when missing."""
     path = graph_path(corpus, chunker, extractor)
@@ -305,42 +291,3 @@ def load(corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, extractor="llm"):
         payload["G"] = nx.node_link_graph(payload["graph"], edges="edges")
         _LOADED[stamp] = payload
     return _LOADED[stamp]
-
-
-# ---- stats and the extractor comparison ----
-
-def reach(payload, golden):
-    """Over golden items whose supporting docs are all in the graph: share with an entity matched, and the mean
-    share of supporting docs among the docs of matched entities and their neighbours."""
-    g, have = payload["G"], set(payload["docs"])
-    items = [x for x in golden if set(x["supporting_docs"]) <= have]
-    matched, recall = 0, []
-    for x in items:
-        keys = ngram_keys(x["question"], set(g.nodes))[:MAX_MATCHED]
-        docs = {d for k in keys for n in [k, *g[k]] for d in g.nodes[n]["docs"]}
-        matched += bool(keys)
-        recall.append(sum(d in docs for d in x["supporting_docs"]) / len(x["supporting_docs"]))
-    return {"questions": len(items), "matched": matched / max(1, len(items)), "doc_reach": harness.mean(recall)}
-
-
-def stats(payload):
-    g, b = payload["G"], payload["build"]
-    return {"docs": len(payload["docs"]), "nodes": g.number_of_nodes(), "edges": g.number_of_edges(),
-            "communities": len(payload["communities"]), "extracted": b["extracted"], "cache_hits": b["cache_hits"],
-            "failed": b["failed"], "dropped": b["dropped"], "extract_s_per_doc": b["extract_seconds_per_doc"]}
-
-
-def compare_extractors(corpus, chunker, golden):
-    """The LLM graph beside a titles graph over the same documents: size, name overlap, golden reach."""
-    llm_graph = load(corpus, chunker, "llm")
-    docs, _ = load_documents(corpus, quiet=True)
-    ex = extract_titles({i: docs[i] for i in llm_graph["docs"] if i in docs})
-    g = build_graph(ex)
-    titles = {"G": g, "docs": llm_graph["docs"], "communities": [], "build": {}}
-    a, b = set(llm_graph["G"].nodes), set(g.nodes)
-    out = {}
-    for name, p in (("llm", llm_graph), ("titles", titles)):
-        out[name] = {"nodes": p["G"].number_of_nodes(), "edges": p["G"].number_of_edges(), **reach(p, golden)}
-    out["overlap"] = {"shared_names": len(a & b), "jaccard": len(a & b) / max(1, len(a | b)),
-                      "titles_in_llm": len(a & b) / max(1, len(b))}
-    return out

@@ -1,6 +1,7 @@
 """Week 7d: GraphRAG (Edge et al. 2024). Over the entity graph of graph_index.py: local search (entities named in
 the question and their neighbours' chunks) and global search (community summaries, map then reduce), each
-answer cited [S#] and verified; the command line that builds, inspects, draws and evaluates the graph.
+answer cited [S#] and verified; the command line that builds, inspects, draws and evaluates the graph (its
+figures and its picture: graph_report.py).
 
     python graphrag.py --build --docs 300                   # LLM extractor, golden docs first (seconds per doc on CPU)
     python graphrag.py --build --extractor titles           # whole corpus in seconds: titles + title mentions
@@ -23,7 +24,6 @@ import sys
 import time
 from pathlib import Path
 
-import networkx as nx
 from pydantic import BaseModel, Field
 
 import citations
@@ -31,8 +31,8 @@ import harness
 import llm
 import pattern_cli
 from generate import check_question, generate
-from graph_index import (EXTRACTORS, MAX_MATCHED, SEED, build, compare_extractors, cut,
-                         graph_hash, graph_path, load, ngram_keys, normalize, stats)
+from graph_index import EXTRACTORS, MAX_MATCHED, build, cut, graph_path, load, ngram_keys, normalize
+from graph_report import draw, graph_hash, print_stats, stats
 from lab import cache, steps
 from multihop import multihop_answer
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, get_retriever, load_golden, sample_golden
@@ -44,7 +44,6 @@ NEIGHBOURS = 4            # neighbours per matched entity
 GLOBAL_K = 3              # communities mapped in a global answer
 GLOBAL_WORDS = re.compile(r"\b(main|themes?|overall|summari[sz]e|in general|across|trends?|kinds of|types of|"
                           r"what topics|list (all|the)|compare|common)\b", re.I)
-PNG_NODES = 40            # nodes drawn at most
 
 MAP_SYSTEM = """You get a question and a report about a group of related entities. List the facts from the report
 that help answer the question (at most 3, each one sentence), with a helpfulness score from 0 to 100.
@@ -188,38 +187,7 @@ def graph_answer(question, mode="auto", corpus=CORPUS_DIR, chunker=DEFAULT_CHUNK
     return fn(question, payload, corpus, chunker, trace=trace)
 
 
-# ---- picture, stats, comparison ----
-
-
-# ---- picture and router check ----
-
-def draw(payload, centre, path, community=None):
-    """PNG of the graph around `centre` (node keys: them and their neighbours) or of one community."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    g = payload["G"]
-    nodes = list(payload["communities"][community]["nodes"]) if community is not None else \
-        list(dict.fromkeys([*centre, *(n for c in centre
-                                       for n in sorted(g[c], key=lambda n: -g.edges[c, n]["weight"]))]))
-    sub = g.subgraph(nodes[:PNG_NODES])
-    pos = nx.spring_layout(sub, seed=SEED, weight="weight")
-    fig, ax = plt.subplots(figsize=(11, 8))
-    colors = [sub.nodes[n].get("community", 0) for n in sub]
-    nx.draw_networkx_edges(sub, pos, ax=ax, alpha=0.4)
-    nx.draw_networkx_nodes(sub, pos, ax=ax, node_color=colors, cmap="tab20",
-                           node_size=[900 if n in centre else 300 for n in sub])
-    nx.draw_networkx_labels(sub, pos, {n: sub.nodes[n]["name"][:28] for n in sub}, ax=ax, font_size=8)
-    nx.draw_networkx_edge_labels(sub, pos, {(s, t): d["relations"][0][:20] for s, t, d in sub.edges(data=True)
-                                            if d["relations"] and d["relations"][0] != "mentions"}, ax=ax, font_size=6)
-    ax.set_title(f"GraphRAG ({payload['extractor']} extractor): " + (f"community {community}" if community is not None
-                 else ", ".join(g.nodes[c]["name"] for c in centre)))
-    ax.axis("off")
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return Path(path)
-
+# ---- evaluation: the rows' settings, the router check ----
 
 GLOBAL_EXAMPLES = ["What are the main themes of these documents?", "Summarize the kinds of places described.",
                    "What topics do the documents cover overall?", "Compare the people across the corpus."]
@@ -278,17 +246,7 @@ def main():
                 f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}" for k, v in stats({**b, "G": load(
                     args.corpus, args.chunker, args.extractor)["G"]}).items()))
         if args.stats:
-            s = stats(load(args.corpus, args.chunker, args.extractor))
-            print("\n".join(f"{k:18} {v:.2f}" if isinstance(v, float) else f"{k:18} {v}" for k, v in s.items()))
-            if args.compare_extractors:
-                c = compare_extractors(args.corpus, args.chunker, golden)
-                print(f"\n{'extractor':10}{'nodes':>8}{'edges':>8}{'golden q':>10}{'matched':>9}{'doc reach':>10}")
-                for name in ("llm", "titles"):
-                    r = c[name]
-                    print(f"{name:10}{r['nodes']:>8}{r['edges']:>8}{r['questions']:>10}{r['matched']:>9.3f}{harness.fmt(r['doc_reach']):>10}")
-                print(f"shared names {c['overlap']['shared_names']}  jaccard {c['overlap']['jaccard']:.3f}  "
-                      f"titles found by llm {c['overlap']['titles_in_llm']:.3f}")
-                s["compare_extractors"] = c
+            s = print_stats(args.corpus, args.chunker, args.extractor, golden, args.compare_extractors)
             if args.json:
                 cache.write_json(args.json, {"settings": settings, "stats": s})
         if args.build or args.stats:

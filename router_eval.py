@@ -11,10 +11,10 @@ comparison) with decision time; the LLM router on --router-limit questions (half
 per router: accuracy per source, wasted decompositions (fired on single) and misses (multi sent to single) with
 their cost; then one row per mode on the multi questions, overall and per source: F1, EM, supporting-doc recall
 of the final prompt's chunks (all modes hold --final-k) and of every chunk retrieved, LLM calls, seconds.
-Writes the confusion-matrix PNG (--png) and --json. Time on 2 idle cores: ~2 s per LLM-routed question; per
-multi question ~6 s single, ~12 s parallel, ~20 s iterative. Every per-question result is cached
-(.rag/cache/router_eval.jsonl, keyed by mode, question, model, prompts and settings): an interrupted run resumes
-and a rerun takes seconds; --fresh recomputes.
+Writes the confusion-matrix PNG (--png) and --json (the tables and the PNG: router_report.py). Time on 2 idle
+cores: ~2 s per LLM-routed question; per multi question ~6 s single, ~12 s parallel, ~20 s iterative. Every
+per-question result is cached (.rag/cache/router_eval.jsonl, keyed by mode, question, model, prompts and settings):
+an interrupted run resumes and a rerun takes seconds; --fresh recomputes.
 --split test scores the learned routers on the test half of --golden, fitted on the dev halves of the --train
 files (default golden.json and catalogue/golden.json: the deployed router); --split dev cross-validates within
 those dev halves pooled (folds stratified by type and source) and scores --golden's dev items out of fold.
@@ -46,6 +46,7 @@ from lab.cache import Cache, keyed, write_json
 from lab.links import split_of
 from retrieve import (CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, doc_recall, eval_items, labels, load_golden, recording,
                       sample_golden)
+from router_report import plot_confusion, print_modes, print_routers
 from vector_index import CorpusError, fingerprint
 
 HERE = Path(__file__).parent
@@ -147,52 +148,6 @@ def summarize(rows):
     mean = lambda key: float(np.mean([r[key] for r in ok])) if ok else float("nan")
     return {**{k: mean(k) for k in ("f1", "em", "recall", "recall_all", "llm_calls", "seconds")},
             "n": len(ok), "errors": len(rows) - len(ok), "fallbacks": sum(bool(r.get("fallback")) for r in ok)}
-
-
-def plot_confusion(routers, path):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, len(routers), figsize=(3.6 * len(routers), 3.4), squeeze=False)
-    for ax, (name, r) in zip(axes[0], routers.items()):
-        m = np.array(r["matrix"])
-        ax.imshow(m, cmap="Blues")
-        for (i, j), v in np.ndenumerate(m):
-            ax.text(j, i, str(v), ha="center", va="center", color="white" if v > m.max() / 2 else "black")
-        ax.set(xticks=[0, 1], yticks=[0, 1], xticklabels=["single", "multi"], yticklabels=["single", "multi"],
-               xlabel="routed as", ylabel="golden type", title=f"{name}: {r['accuracy']:.1%} (n={r['n']})")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
-def print_routers(routers, modes):
-    single, multis = modes.get("single"), [m["all"] for k, m in modes.items() if k != "single"]
-    best = max(multis, key=lambda m: m["f1"]) if multis and single else None
-    print(f"\n{'router':17}{'n':>4}{'accuracy':>9}{'hotpotqa':>9}{'musique':>9}{'catalogue':>10}{'wasted':>7}{'misses':>7}"
-          f"{'ms/q':>10}  cost of the errors")
-    for name, r in routers.items():
-        (tn, fp), (fn, tp) = r["matrix"]
-        cost = "(run single and a multihop mode to price them)"
-        if best:
-            ds, df = best["seconds"] - single["all"]["seconds"], best["f1"] - single["all"]["f1"]
-            cost = f"wasted {fp * ds:+.0f} s, misses {-fn * df:+.2f} F1 (summed)"
-        ms = f"{r['seconds_per_question'] * 1000:10.2f}" if "seconds_per_question" in r else f"{'-':>10}"
-        src = "".join(f"{r['by_source'].get(s, float('nan')):{w}.3f}" for s, w in (("hotpotqa", 9), ("musique", 9),
-                                                                                  ("catalogue", 10)))
-        print(f"{name:17}{r['n']:4d}{r['accuracy']:9.3f}{src}{fp:7d}{fn:7d}{ms}  {cost}")
-    print("wasted: single questions sent to decomposition, each costing the best multihop mode's extra seconds;\n"
-          "misses: multi questions sent to single-hop, each losing the best mode's F1 gain (both measured below)")
-
-
-def print_modes(modes):
-    print(f"\nmulti questions: {'mode':10}{'split':>10}{'n':>4}{'F1':>7}{'EM':>7}{'recall':>8}{'rec_all':>8}"
-          f"{'calls':>7}{'s/q':>7}{'fallbk':>7}{'errors':>7}")
-    for mode, by in modes.items():
-        for split, m in by.items():
-            print(f"{'':17}{mode:10}{split:>10}{m['n']:4d}{m['f1']:7.3f}{m['em']:7.3f}{m['recall']:8.3f}"
-                  f"{m['recall_all']:8.3f}{m['llm_calls']:7.1f}{m['seconds']:7.1f}{m['fallbacks']:7d}{m['errors']:7d}")
 
 
 def main():
