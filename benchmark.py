@@ -220,7 +220,7 @@ def main(argv=None):
     ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of documents (.txt .md .pdf .docx .html)")
     ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions")
     ap.add_argument("--split", choices=("dev", "test"),
-                    help="only the dev or test half of the golden file (lab.links.split_of); default: all")
+                    help="only the dev or test half of the golden file (golden.split_of); default: all")
     ap.add_argument("--json", type=Path, default=JSON_PATH,
                     help="write the figures here; the .md report and the two PNG charts go beside it with the same "
                          "stem")

@@ -21,6 +21,14 @@ GOLDEN_KEYS = {"id": str, "question": str, "answer": str, "aliases": list, "supp
                "type": str, "hops": int, "source": str}
 LABELS = ("answer", "aliases", "supporting_docs", "type", "source", "attack")   # what an answer is scored against
 
+def split_of(item):
+    """'dev' or 'test' for a golden item: its own "split" where the golden file gives one (catalogue/golden.json splits
+    by entity), else from a hash of its id: the same half on every machine."""
+    if item.get("split") in ("dev", "test"):
+        return item["split"]
+    return "dev" if int(hashlib.sha1(item["id"].encode()).hexdigest(), 16) % 2 == 0 else "test"
+
+
 def load_golden(path=GOLDEN):
     """golden.json -> list of valid items. A malformed entry gets one warning line and is skipped."""
     try:

@@ -7,7 +7,7 @@ report.
 - evaluate_pattern(): a pattern's rows beside generate() rows on the same items; compare() and print_comparison()
   make the table every pattern prints.
 - pattern_main(): a pattern script's --eval (its flags and one question: pattern_cli.py).
-- mean(), fmt(): the output helpers (results files: cache.write_json).
+- mean(), fmt(): the output helpers (from pattern_cli.py; results files: cache.write_json).
 """
 import functools
 import sys
@@ -21,6 +21,7 @@ from citations import question_row, summarize
 from layers import answer_check, judge_answers, spans
 from generate import DEFAULT_STYLE, generate
 from lab.cache import Cache, code_key, keyed, module_of, write_json
+from pattern_cli import fmt, mean  # noqa: F401 (the output helpers every pattern table uses)
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, eval_items, labels, recording
 from vector_index import CorpusError, fingerprint
 
@@ -149,7 +150,7 @@ def print_comparison(table):
         n = next(iter(by_method.values()))["questions"]
         print(f"\n{split} (n={n})\n{'method':22}" + "".join(f"{h:>10}" for _, h, _ in PATTERN_COLUMNS))
         for method, s in by_method.items():
-            print(f"{method:22}" + "".join(f"{s[key]:>10{fmt}}" for key, _, fmt in PATTERN_COLUMNS))
+            print(f"{method:22}" + "".join(f"{s[key]:>10{form}}" for key, _, form in PATTERN_COLUMNS))
 
 
 def evaluate_pattern(name, answer_fn, items, settings, stats_of, corpus=CORPUS_DIR, fresh=False):
@@ -166,16 +167,6 @@ def evaluate_pattern(name, answer_fn, items, settings, stats_of, corpus=CORPUS_D
     table = compare(rows)
     print_comparison(table)
     return table, rows, stats
-
-
-def mean(values):
-    """Mean, or None for no values (printed as n/a)."""
-    values = list(values)
-    return sum(values) / len(values) if values else None
-
-
-def fmt(x):
-    return "n/a" if x is None else f"{x:.3f}"
 
 
 def pattern_main(name, args, answer, kw, stats_of, summarize_stats, generated=True):

@@ -20,6 +20,16 @@ from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN
 from vector_index import CorpusError
 
 
+def mean(values):
+    """Mean, or None for no values (printed as n/a)."""
+    values = list(values)
+    return sum(values) / len(values) if values else None
+
+
+def fmt(x):
+    return "n/a" if x is None else f"{x:.3f}"
+
+
 def pattern_parser(description, demo):
     """A pattern script's parser: the question (default `demo`) and the shared flags (add_pattern_args);
     the script adds its own settings."""

@@ -35,13 +35,13 @@ import sys
 from pathlib import Path
 
 
+from golden import split_of
 import vector_index
 from bm25_baseline import BM25, doc_index, search as bm25_doc_search
 from golden import (DRAW_ENV, GOLDEN, GOLDEN_KEYS, LABELS, draw_seed, golden_problem,  # noqa: F401 (re-exported)
                     labels, load_golden, sample_golden)
 from lab.answers import normalize_answer
 from lab.documents import where
-from lab import links
 from lab.cache import portable, write_json
 from vector_index import (CORPUS_DIR, DEFAULT_CHUNKER, CHUNKERS, DEMO_QUESTION, CorpusError, build_index, embed,
                           get_all, get_collection)
@@ -195,8 +195,8 @@ def recording():
 def eval_items(golden_path, n, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, split=None):
     """What every evaluation starts with: the corpus index built or brought up to date (incremental, a
     couple of seconds when nothing changed), then n golden items from sample_golden (n <= 0: all), of one
-    half (links.split_of) when split is 'dev' or 'test'."""
-    golden = [g for g in load_golden(golden_path) if split in (None, links.split_of(g))]
+    half (golden.split_of) when split is 'dev' or 'test'."""
+    golden = [g for g in load_golden(golden_path) if split in (None, split_of(g))]
     if not golden:
         raise CorpusError(f"golden file {golden_path} has no {split} questions")
     r = build_index(corpus, chunker)
@@ -327,7 +327,7 @@ def main():
     ap.add_argument("--eval", action="store_true", help="recall@k of every method on the golden file")
     ap.add_argument("--limit", type=int, default=0, help="evaluate only the first N golden questions")
     ap.add_argument("--split", choices=("dev", "test"),
-                    help="only the dev or test half of the golden file (links.split_of)")
+                    help="only the dev or test half of the golden file (golden.split_of)")
     ap.add_argument("--json", type=Path, help="write the --eval report here")
     args = ap.parse_args()
     try:
@@ -341,7 +341,7 @@ def main():
             print_passages(retrieve_chunks(args.query, ks[0], args.depth, args.corpus, args.chunker, args.method))
             return
         golden = [g for g in eval_items(args.golden, 0, args.corpus, args.chunker)  # file order
-                  if args.split in (None, links.split_of(g))][:args.limit or None]
+                  if args.split in (None, split_of(g))][:args.limit or None]
         report = evaluate(golden, ks, args.corpus, args.chunker, args.depth)
     except CorpusError as e:
         sys.exit(f"retrieve: {e}")

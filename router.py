@@ -12,7 +12,7 @@ Importing this file loads no model and prints nothing.
 - `learned_route()`: a logistic regression on surface features of the question (length, ">>", inner wh-words,
   named things, possessives, "of the <role>", and asked_through: a described thing the question goes through,
   "Who teaches the prerequisite of AST 310?"; SURFACE_FEATURES): no model call, ~0.03 ms per decision. The
-  deployed fit (load_router) is trained on the dev halves (lab.links.split_of) of golden.json and
+  deployed fit (load_router) is trained on the dev halves (golden.split_of) of golden.json and
   catalogue/golden.json, 341 items, and says so in .rag/router.json ("golden", "split"); `router_eval.py --split
   test` scores it on the test halves: 0.915 on the catalogue's (n = 82), 0.896 on HotpotQA/MuSiQue's (n = 134;
   the router before it, fitted on golden.json's dev half: 0.793 and 0.925). Without that file, or when it was
@@ -33,7 +33,7 @@ from pydantic import BaseModel, Field
 import llm
 from generate import check_question, shots
 from lab.cache import code_key, index_dir
-from lab.links import split_of
+from golden import split_of
 from retrieve import GOLDEN, load_golden
 from vector_index import embed
 
@@ -153,7 +153,7 @@ def golden_files(golden):
 
 
 def training_items(golden=TRAIN_GOLDEN, split=TRAIN_SPLIT):
-    """The items a router is fitted on: the `split` half (links.split_of; None: all) of each golden file."""
+    """The items a router is fitted on: the `split` half (golden.split_of; None: all) of each golden file."""
     return [g for path in golden_files(golden) for g in load_golden(path) if split in (None, split_of(g))]
 
 

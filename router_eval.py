@@ -43,7 +43,7 @@ import router
 from generate import generate
 from lab.answers import exact_match, f1
 from lab.cache import Cache, keyed, write_json
-from lab.links import split_of
+from golden import split_of
 from retrieve import (CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN, doc_recall, eval_items, labels, load_golden, recording,
                       sample_golden)
 from router_report import plot_confusion, print_modes, print_routers

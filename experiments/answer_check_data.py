@@ -7,7 +7,7 @@ document that names the answer, are left out of the corpus they run on.
 
 Expected output (~5 s, no model call): how many items were picked per split and type, how many documents were
 left out, and the two paths written. Reproducible: the items are golden.json's, picked in the order of a hash of
-their id (links.split_of of the golden id gives their dev/test half, kept as "split"); the corpus is corpus/ less the
+their id (golden.split_of of the golden id gives their dev/test half, kept as "split"); the corpus is corpus/ less the
 left-out files. A right answer is then impossible from the sources, so the only good outcomes are "I don't know"
 or an answer not shown verified. Yes/no questions are not used (no document "names" yes), nor questions whose
 answer is named in more than MAX_NAMING documents (leaving those out would gut the corpus for the others).
@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from lab.answers import named_in, normalize_answer
-from lab.links import split_of
+from golden import split_of
 from retrieve import CORPUS_DIR, GOLDEN
 from vector_index import load_documents
 

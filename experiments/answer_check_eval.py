@@ -37,7 +37,7 @@ import llm
 import patterns
 from citations import summarize
 from lab.cache import Cache, write_json
-from lab.links import split_of
+from golden import split_of
 from retrieve import CORPUS_DIR, GOLDEN, eval_items
 from vector_index import CorpusError
 

@@ -24,7 +24,7 @@ from layers import answer_check
 import judge
 import llm
 from experiments import answer_check_eval as ace
-from lab.links import split_of
+from golden import split_of
 from retrieve import eval_items
 
 ROOT = Path(__file__).parent.parent

@@ -7,7 +7,7 @@ report every run's test rows under it, with no model call.
 
 Each argument is a run's JSON (experiments/answer_check_eval.py's or benchmark.py's: rows with the answer check's
 features and the "right" label) and the golden file its questions come from, which says each row's split
-(lab.links.split_of; answer_check_eval's rows say it in their key). A row's "right" label and its "relevant" feature
+(golden.split_of; answer_check_eval's rows say it in their key). A row's "right" label and its "relevant" feature
 are read again with today's answer_check (no model call), so a run made before a change to them still counts.
 
 The fit is answer_check_eval.fit on the pooled dev rows, each row's group "<pattern>/<folder of its golden file>"
@@ -28,7 +28,7 @@ from pathlib import Path
 from layers import answer_check
 from experiments.answer_check_eval import fit
 from lab.cache import write_json
-from lab.links import split_of
+from golden import split_of
 from lab import answers
 
 HELD = ("verified", "supported")   # the statuses a calibration decides between

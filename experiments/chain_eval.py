@@ -17,6 +17,7 @@ retrieve.answers_held; not for mdr, which returns documents). No model call anyw
 import argparse
 import sys
 from pathlib import Path
+from golden import split_of
 from unittest.mock import patch
 
 import numpy as np
@@ -90,7 +91,7 @@ def main():
     ap = argparse.ArgumentParser(description="Chain variants (links vs an MDR-style second query): recall@k, no "
                                  "model call.")
     ap.add_argument("--split", choices=("dev", "test"),
-                    help="one half of the golden file (links.split_of); default all")
+                    help="one half of the golden file (golden.split_of); default all")
     ap.add_argument("--k", default="2,4", help="passages per question, comma list (default 2,4)")
     ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of documents (.txt .md .pdf .docx .html)")
     ap.add_argument("--chunker", default=DEFAULT_CHUNKER, help="which collection")
@@ -100,7 +101,7 @@ def main():
     try:
         ks = [int(x) for x in args.k.split(",")]
         items = [g for g in eval_items(args.golden, 0, args.corpus, args.chunker)
-                 if args.split in (None, links.split_of(g))]
+                 if args.split in (None, split_of(g))]
         report = {**evaluate(items, ks, args.corpus, args.chunker), "split": args.split, "corpus": str(args.corpus)}
     except ValueError:
         sys.exit(f"chain_eval: --k must be integers separated by commas, got {args.k!r}")

@@ -27,7 +27,7 @@ import re
 import sys
 from pathlib import Path
 
-from lab.links import split_of
+from golden import split_of
 
 ROOT = Path(__file__).parent.parent   # the repository (this file is in experiments/)
 DEFAULT_DATA = ROOT.parent / "shared" / "data"
@@ -112,7 +112,7 @@ def main():
     musique, n_m = convert_musique(args.data / "musique", docs)
     musique_ids = set(docs) - hotpot_ids
     golden = hotpot + musique
-    if args.split:  # one half's questions (links.split_of) over only the paragraphs those questions come with
+    if args.split:  # one half's questions (golden.split_of) over only the paragraphs those questions come with
         kept = {g["id"] for g in golden if g["type"] == "multi" and split_of(g) == args.split}
         golden = [g for g in golden if g["id"] in kept or g.get("parent") in kept]
         context = {d for g in golden if g["type"] == "multi" for d in g["context"]}

@@ -43,7 +43,7 @@ from pathlib import Path
 
 from lab.answers import answers_match, normalize_answer
 from lab.documents import doc_id
-from lab.links import split_of
+from golden import split_of
 from retrieve import CORPUS_DIR, GOLDEN, load_golden
 from vector_index import CorpusError
 
@@ -196,7 +196,7 @@ def main(argv=None):
                                              "answer replaced, beside or instead of the true ones.")
     ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="the corpus folder")
     ap.add_argument("--golden", type=Path, default=GOLDEN, help="its golden questions")
-    ap.add_argument("--split", choices=("dev", "test"), help="one half (links.split_of; default: every question)")
+    ap.add_argument("--split", choices=("dev", "test"), help="one half (golden.split_of; default: every question)")
     ap.add_argument("--ratio", choices=list(RATIOS), default="1:1",
                     help="false:true. all: only false copies; 3:1: the true document and three false copies; "
                          "1:1: the true document and a false copy; 1:3: one false of four")

@@ -103,7 +103,7 @@ def chunks_of(folder, keep=None):
 def catalogue_halves(golden=CATALOGUE / "golden.json"):
     """(dev, test) document ids of the catalogue: a test document is one that only test items name (the files of
     the test half's buildings, courses, staff and programmes); every other one (shared pages too) is dev."""
-    from lab.links import split_of
+    from golden import split_of
     named = {"dev": set(), "test": set()}
     for item in load_golden(golden):
         named[split_of(item)].update(item["supporting_docs"])

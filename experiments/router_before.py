@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 import router
-from lab.links import split_of
+from golden import split_of
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -7,7 +7,7 @@ A candidate for issue 31's "no more sentences than the answer needs", not used b
 passage copied whole. The candidate's schema allows SHORT_SENTENCES sentences of up to SHORT_CHARS characters. Both
 replies are asked of the same llama.cpp server (the lab's parameters), in turn, for the same prompt: the json-style
 answer over the four best passages (experiments/spec_probe.prompts, read once), on dev golden questions
-(lab.links.split_of).
+(golden.split_of).
 Only the first signal: the seconds and tokens generated, the short answer's F1 and the sentences' count; not the
 citation figures or verified precision, which need the judge (a full run of verify_citations.py on the adopted code).
 """
@@ -66,7 +66,7 @@ def main():
     import llm
     from lab import cache
     from lab.answers import f1
-    from lab.links import split_of
+    from golden import split_of
     from retrieve import CORPUS_DIR, GOLDEN, eval_items
     from tqdm import tqdm
     from vector_index import CorpusError

@@ -9,7 +9,7 @@ Expected output (a second): one row per (rows, split, type) block: n, answers ch
 after, the answers shown verified as the rows were checked and how many of them are right by today's
 lab.answers.right (so rows written by older code are labelled as today's are), and the changed answers of the
 dev split (never the test split's, so nothing is chosen on them). A block's split is the golden item's
-(lab.links.split_of). Answers the span rule leaves alone score the same before and after.
+(golden.split_of). Answers the span rule leaves alone score the same before and after.
 `--answers` also counts, over every cached generate() result in a cache file, the sentences spans.recite would cite
 anew (the judge then reads the passage that states them; that needs the model, so only the count is given here).
 """
@@ -21,7 +21,7 @@ from pathlib import Path
 from lab.answers import right
 from lab.answers import exact_match, f1
 from lab.cache import Cache, write_json
-from lab.links import split_of
+from golden import split_of
 from layers.spans import answer_span, recite
 
 

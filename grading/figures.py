@@ -7,7 +7,7 @@ rows; and the comparison of nested figures every check uses (differences, close,
 
 A file written before its script wrote rows gets consistency checks only (retrieve.py) or none (router_eval.py).
 """
-from lab import links
+from golden import split_of
 from lab.answers import exact_match, f1
 from retrieve import DRAW_ENV, draw_seed, recall_table, sample_golden
 
@@ -81,7 +81,7 @@ def check_retrieval(data, course):
         isinstance(x, NUM) for x in sp.values()) for sp in by_k.values()) for by_k in recall.values())
     if not ok:
         return ["'recall' must map method -> k -> every split of 'n' -> a number"], None, data, []
-    halves = [course.golden] + [[g for g in course.golden if links.split_of(g) == h] for h in ("dev", "test")]
+    halves = [course.golden] + [[g for g in course.golden if split_of(g) == h] for h in ("dev", "test")]
     unit = lambda items: [{"family": "retrieval", "method": "eval", "id": "all", "items": items}] if items else []
     if "rows" in data:
         valid, wrong, items, made = retrieval_rows(data, course)

@@ -49,7 +49,6 @@ synonym of the linking sentence's words ('lecturer' for 'instructor') left in th
 one reached document; a seed's bridge in a chunk other than the seed's and its most relevant one ('In which building
 is HSC 230 taught?' finds its Instructor section, and its room is under Schedule).
 """
-import hashlib
 import math
 import re
 import unicodedata
@@ -164,14 +163,6 @@ def describe(via):
     """How a chain passage was reached, in words: "reached from S1 via 'windhoek' (its title)"."""
     return (f"reached from {via['from']} via {via['name']!r} "
             f"({'its title' if via['kind'] == 'title' else 'a shared name'})")
-
-
-def split_of(item):
-    """'dev' or 'test' for a golden item: its own "split" where the golden file gives one (catalogue/golden.json splits
-    by entity), else from a hash of its id: the same half on every machine."""
-    if item.get("split") in ("dev", "test"):
-        return item["split"]
-    return "dev" if int(hashlib.sha1(item["id"].encode()).hexdigest(), 16) % 2 == 0 else "test"
 
 
 class Links:

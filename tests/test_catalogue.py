@@ -9,11 +9,11 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from golden import split_of
 import pytest
 
 import retrieve
 import vector_index as vi
-from lab import links
 from lab.documents import read_document
 
 CATALOGUE = Path(__file__).resolve().parent.parent / "catalogue"
@@ -92,7 +92,7 @@ def test_enough_questions_to_tune_on_and_report_on_split_by_entity(golden):
     assert len(golden) >= 150 and hops[2] >= 100 and hops[3] >= 3, hops
     sides = {}
     for i in golden:
-        assert i["split"] in ("dev", "test") and links.split_of(i) == i["split"], i["id"]
+        assert i["split"] in ("dev", "test") and split_of(i) == i["split"], i["id"]
         for e in i["entities"]:
             sides.setdefault(e, set()).add(i["split"])
     assert not [e for e, s in sides.items() if len(s) > 1]

@@ -4,6 +4,7 @@ Runs on the fixture corpus with the real embedder and no language model (chain m
 import re
 import sys
 
+from golden import split_of
 import page
 import retrieve
 from lab import links, steps
@@ -24,8 +25,8 @@ def test_names_are_capitalised_runs_without_sentence_openers():
 
 def test_split_of_is_a_stable_half():
     items = [{"id": f"q{n}"} for n in range(200)]
-    halves = [links.split_of(x) for x in items]
-    assert halves == [links.split_of(x) for x in items] and 70 < halves.count("dev") < 130
+    halves = [split_of(x) for x in items]
+    assert halves == [split_of(x) for x in items] and 70 < halves.count("dev") < 130
 
 
 def test_chain_follows_the_title_hop_one_names(corpus):
