@@ -44,14 +44,14 @@ from retrieve import CORPUS_DIR, DEFAULT_CHUNKER
 from vector_index import CorpusError
 
 LAYERS = {  # name: (the week step it changes, what it adds)
-    "links": ("week 6 smart_answer", "a question routed multi-hop answered by following the links its first "
-                                     "passages name (one LLM call), not by decomposition"),
     "spans": ("week 3 generate", "the short answer cut to the span asked for; citations moved to the passage that "
                                  "states the sentence"),
     "judge_answers": ("week 4 judge", "the claim's answer compared with the source's own, not a bare YES/NO"),
     "quarantine": ("week 5 verify", "a passage that reads like an instruction supports nothing"),
     "disputes": ("week 5 check", "passages that give different answers are shown as a choice"),
     "answer_check": ("week 5 check", "the short answer confirmed by a calibrated score before it is called verified"),
+    "links": ("week 6 smart_answer", "a question routed multi-hop answered by following the links its first "
+                                     "passages name (one LLM call), not by decomposition"),
 }
 
 
@@ -158,7 +158,7 @@ def main():
     args = ap.parse_args()
     if args.layers or not args.question:
         for name, (step, adds) in LAYERS.items():
-            print(f"{name:14} on {step:14} {adds}")
+            print(f"{name:14} on {step:20} {adds}")
         return
     try:
         lab = build([x.strip() for x in args.off.split(",") if x.strip()])

@@ -10,12 +10,14 @@
   (router_eval.py, 50 multi questions).
 - `plan()`: decompose() with an unreadable reply turned into a warning and [] (the caller falls back).
 - `fill()`: placeholders -> earlier hop answers, and which ones cannot be filled (the chain is broken).
+- `answer_hop()`: one hop's short answer from its passages, with the ID of the source that states it;
+  `is_answerable()`: whether the facts found so far already answer the question (iterative_answer stops then).
 """
 import json
 import re
 
 import llm
-from generate import check_question, shots
+from generate import check_question, format_sources, is_idk, shots
 from lab import steps
 
 MAX_PARTS = 3        # sub-questions (and hops) at most: 195 of the 200 golden multi questions have 2-3 hops
@@ -139,3 +141,46 @@ def fill(sub_question, answers):
     bad = [int(n) for n in PLACEHOLDER.findall(sub_question)
            if not 0 < int(n) <= len(answers) or answers[int(n) - 1] is None]
     return (sub_question if bad else PLACEHOLDER.sub(lambda m: answers[int(m.group(1)) - 1], sub_question)), bad
+
+
+# ---- hops: what iterative_answer asks at each step ----
+
+HOP_SYSTEM = """Answer the question from the sources in a few words (a name, place, date or number), not a sentence,
+and give the ID of the source that states it. If no source states it, answer "unknown" with source "none".
+
+<source id="S1" title="Halvard Tower">The Halvard Tower in Brisk was designed by the architect Lena Osk.</source>
+<source id="S2" title="Brisk">Brisk is a port city on the north coast.</source>
+""" + shots([("Who was the architect of the Halvard Tower?", "Lena Osk", "S1"),
+             ("When was Lena Osk born?", "unknown", "none")], ("answer", "source"))
+
+ANSWERABLE_SYSTEM = """You get a question and the facts found so far. Say "yes" only if the facts alone give the answer;
+say "no" if something the question asks about is still missing.
+
+Facts: Who was the architect of the Halvard Tower? -> Lena Osk
+Question: In which country was the architect of the Halvard Tower born?
+{"answerable": "no"}
+Facts: Who was the architect of the Halvard Tower? -> Lena Osk; In which country was Lena Osk born? -> Norway
+Question: In which country was the architect of the Halvard Tower born?
+{"answerable": "yes"}"""
+YES_NO = {"type": "string", "enum": ["yes", "no"]}
+
+
+# ---- hops ----
+
+def answer_hop(query, passages):
+    """One hop -> (short answer or None, chunk_id of its source or None). LLMError on a bad reply."""
+    schema = {"type": "object", "required": ["answer", "source"], "properties": {
+        "answer": {"type": "string", "maxLength": 80},
+        "source": {"type": "string", "enum": [p["id"] for p in passages] + ["none"]}}}
+    reply = llm.complete_json(f"{format_sources(passages)}\nQuestion: {query}", schema, system=HOP_SYSTEM,
+                              max_tokens=60)
+    answer = " ".join(str(reply.get("answer", "")).split()).strip(" .")
+    source = next((p["chunk_id"] for p in passages if p["id"] == reply.get("source")), None)
+    return (None if is_idk(answer) else answer), source
+
+
+def is_answerable(question, facts):
+    schema = {"type": "object", "properties": {"answerable": YES_NO}, "required": ["answerable"]}
+    reply = llm.complete_json(f"Facts: {'; '.join(facts)}\nQuestion: {question}", schema, system=ANSWERABLE_SYSTEM,
+                              max_tokens=16)
+    return str(reply.get("answerable", "")).lower() == "yes"

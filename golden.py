@@ -1,5 +1,6 @@
 """The golden file every evaluation reads: load it (a malformed entry is one warning line and is skipped), the labels
-an answer is scored against, and the balanced draw of n questions a student's graded commands run.
+an answer is scored against, the balanced draw of n questions a student's graded commands run, its stable dev/test
+halves, and how a retrieval is scored against it (supporting-doc recall, answer-bearing recall, their tables).
 
     items = load_golden("golden.json")          # [{"id", "question", "answer", "aliases", "supporting_docs", ...}]
     sample_golden(items, 10)                     # 5 single, 5 multi, multi alternating sources; every prefix balanced
@@ -14,6 +15,7 @@ import random
 from itertools import zip_longest
 from pathlib import Path
 
+from lab.answers import normalize_answer
 from vector_index import CorpusError, warn
 
 GOLDEN = Path(__file__).parent / "golden.json"
@@ -106,3 +108,58 @@ def sample_golden(golden, n, seed=None):
     return order[:n]
 
 
+def doc_recall(passages, supporting):
+    """Share of the supporting documents that appear among the passages. ([{'doc': 'a'}], ['a', 'b']) -> 0.5"""
+    found = {p["doc"] for p in passages}
+    return sum(d in found for d in supporting) / len(supporting)
+
+
+def hop_answers(item):
+    """What each hop of an item answers, as lists of accepted texts: a multi-hop item's decomposition's answers, the
+    last hop also by the item's answer and aliases; with no decomposition (HotpotQA, single-hop items) the last hop
+    only. A yes/no answer names nothing a passage would hold: []."""
+    last = [item["answer"], *item.get("aliases", [])]
+    if normalize_answer(item["answer"]) in ("yes", "no"):
+        return []
+    return [[h["answer"]] for h in item.get("decomposition", [])[:-1]] + [last]
+
+
+def answers_held(passages, hops):
+    """(last hop's answer in a passage, every hop's answer in one) for hop_answers' lists, SQuAD-normalised text
+    inside text: an answer-bearing measure, where doc_recall counts a document whose shown chunk is the wrong one."""
+    text = f" {normalize_answer(' '.join(p['text'] for p in passages))} "
+    held = [any(f" {normalize_answer(a)} " in text for a in alts if normalize_answer(a)) for alts in hops]
+    return float(held[-1]), float(all(held))
+
+
+def answer_table(rows, methods, ks):
+    """Rows -> {"answer_recall": {method: {k: {"last"|"hops": {split: mean}}}}, "answer_n": {...}}, the splits being
+    the type and source/type; "hops" over rows with a decomposition only."""
+    sums = {}
+    for r in (r for r in rows if "answers" in r):
+        for m in methods:
+            for k in map(str, ks):
+                for split in (r["type"], f"{r['source']}/{r['type']}"):
+                    sums.setdefault((m, k, "last", split), []).append(r["answers"][m][k][0])
+                    if r["decomposed"]:
+                        sums.setdefault((m, k, "hops", split), []).append(r["answers"][m][k][1])
+    table = {}
+    for (m, k, what, split), v in sums.items():
+        table.setdefault(m, {}).setdefault(k, {}).setdefault(what, {})[split] = sum(v) / len(v)
+    n = {f"{what}/{split}": len(v) for (m, k, what, split), v in sums.items() if (m, k) == (methods[0], str(ks[0]))}
+    return {"answer_recall": table, "answer_n": n}
+
+
+def recall_table(rows, methods, ks):
+    """Per-question rows -> {"recall": {method: {k: {split: mean}}}, "n": {split: questions}}, the splits being each
+    row's type, "all" and source/type (grading/grade.py recomputes a report's table from its rows with it)."""
+    sums = {}
+    for r in rows:
+        for m in methods:
+            for k in ks:
+                for split in (r["type"], "all", f"{r['source']}/{r['type']}"):
+                    sums.setdefault((m, k, split), []).append(r["recall"][m][str(k)])
+    splits = sorted({s for _, _, s in sums})
+    recall = {m: {str(k): {s: sum(v) / len(v) for s in splits if (v := sums.get((m, k, s)))}
+                  for k in ks} for m in methods}
+    return {"recall": recall, "n": {s: len(sums[(methods[0], ks[0], s)]) for s in splits}}

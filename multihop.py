@@ -37,8 +37,8 @@ from pathlib import Path
 
 import citations
 import llm
-from decompose import MAX_PARTS, PLACEHOLDER, fill, plan
-from generate import (check_question, format_sources, generate, is_idk, print_result as print_answer, shots, watching,
+from decompose import MAX_PARTS, PLACEHOLDER, answer_hop, fill, is_answerable, plan
+from generate import (check_question, generate, print_result as print_answer, watching,
                       writing)
 from lab import steps
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, retrieve_chunks
@@ -48,47 +48,6 @@ from vector_index import DEMO_QUESTION, CorpusError
 MODES = ("single", "parallel", "iterative")
 HOP_K = 3            # chunks retrieved per sub-question / hop
 FINAL_K = 4          # chunks in the final prompt: generate()'s k, so every mode is compared at equal context
-HOP_SYSTEM = """Answer the question from the sources in a few words (a name, place, date or number), not a sentence,
-and give the ID of the source that states it. If no source states it, answer "unknown" with source "none".
-
-<source id="S1" title="Halvard Tower">The Halvard Tower in Brisk was designed by the architect Lena Osk.</source>
-<source id="S2" title="Brisk">Brisk is a port city on the north coast.</source>
-""" + shots([("Who was the architect of the Halvard Tower?", "Lena Osk", "S1"),
-             ("When was Lena Osk born?", "unknown", "none")], ("answer", "source"))
-
-ANSWERABLE_SYSTEM = """You get a question and the facts found so far. Say "yes" only if the facts alone give the answer;
-say "no" if something the question asks about is still missing.
-
-Facts: Who was the architect of the Halvard Tower? -> Lena Osk
-Question: In which country was the architect of the Halvard Tower born?
-{"answerable": "no"}
-Facts: Who was the architect of the Halvard Tower? -> Lena Osk; In which country was Lena Osk born? -> Norway
-Question: In which country was the architect of the Halvard Tower born?
-{"answerable": "yes"}"""
-YES_NO = {"type": "string", "enum": ["yes", "no"]}
-
-
-# ---- hops ----
-
-def answer_hop(query, passages):
-    """One hop -> (short answer or None, chunk_id of its source or None). LLMError on a bad reply."""
-    schema = {"type": "object", "required": ["answer", "source"], "properties": {
-        "answer": {"type": "string", "maxLength": 80},
-        "source": {"type": "string", "enum": [p["id"] for p in passages] + ["none"]}}}
-    reply = llm.complete_json(f"{format_sources(passages)}\nQuestion: {query}", schema, system=HOP_SYSTEM,
-                              max_tokens=60)
-    answer = " ".join(str(reply.get("answer", "")).split()).strip(" .")
-    source = next((p["chunk_id"] for p in passages if p["id"] == reply.get("source")), None)
-    return (None if is_idk(answer) else answer), source
-
-
-def is_answerable(question, facts):
-    schema = {"type": "object", "properties": {"answerable": YES_NO}, "required": ["answerable"]}
-    reply = llm.complete_json(f"Facts: {'; '.join(facts)}\nQuestion: {question}", schema, system=ANSWERABLE_SYSTEM,
-                              max_tokens=16)
-    return str(reply.get("answerable", "")).lower() == "yes"
-
-
 def merge_passages(lists, final_k=None, first=()):
     """Ranked lists -> one, round-robin by rank, no chunk_id twice, chunk ids in `first` ahead; with final_k,
     new documents before second chunks of a document, then cut. ([[a, b], [a, c]]) -> [a, b, c]"""

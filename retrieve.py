@@ -38,9 +38,9 @@ from pathlib import Path
 from golden import split_of
 import vector_index
 from bm25_baseline import BM25, doc_index, search as bm25_doc_search
-from golden import (DRAW_ENV, GOLDEN, GOLDEN_KEYS, LABELS, draw_seed, golden_problem,  # noqa: F401 (re-exported)
-                    labels, load_golden, sample_golden)
-from lab.answers import normalize_answer
+from golden import (DRAW_ENV, GOLDEN, GOLDEN_KEYS, LABELS, answer_table, answers_held,  # noqa: F401 (re-exported)
+                    doc_recall, draw_seed, golden_problem, hop_answers, labels, load_golden, recall_table,
+                    sample_golden)
 from lab.documents import where
 from lab.cache import portable, write_json
 from vector_index import (CORPUS_DIR, DEFAULT_CHUNKER, CHUNKERS, DEMO_QUESTION, CorpusError, build_index, embed,
@@ -205,30 +205,6 @@ def eval_items(golden_path, n, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, split
     return sample_golden(golden, n)
 
 
-def doc_recall(passages, supporting):
-    """Share of the supporting documents that appear among the passages. ([{'doc': 'a'}], ['a', 'b']) -> 0.5"""
-    found = {p["doc"] for p in passages}
-    return sum(d in found for d in supporting) / len(supporting)
-
-
-def hop_answers(item):
-    """What each hop of an item answers, as lists of accepted texts: a multi-hop item's decomposition's answers, the
-    last hop also by the item's answer and aliases; with no decomposition (HotpotQA, single-hop items) the last hop
-    only. A yes/no answer names nothing a passage would hold: []."""
-    last = [item["answer"], *item.get("aliases", [])]
-    if normalize_answer(item["answer"]) in ("yes", "no"):
-        return []
-    return [[h["answer"]] for h in item.get("decomposition", [])[:-1]] + [last]
-
-
-def answers_held(passages, hops):
-    """(last hop's answer in a passage, every hop's answer in one) for hop_answers' lists, SQuAD-normalised text
-    inside text: an answer-bearing measure, where doc_recall counts a document whose shown chunk is the wrong one."""
-    text = f" {normalize_answer(' '.join(p['text'] for p in passages))} "
-    held = [any(f" {normalize_answer(a)} " in text for a in alts if normalize_answer(a)) for alts in hops]
-    return float(held[-1]), float(all(held))
-
-
 def evaluate(golden, ks, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, depth=12, methods=METHODS):
     """Supporting-doc recall@k per method, split by type and by source/type, and the per-question rows it is the
     mean of ("rows": [{"id", "type", "source", "recall": {method: {k: recall}}}]). Items also get
@@ -247,39 +223,6 @@ def evaluate(golden, ks, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, depth=12, m
         rows.append(row)
     return {**recall_table(rows, methods, ks), **answer_table(rows, methods, ks), "corpus": str(corpus),
             "chunker": chunker, "depth": depth, "rows": rows}
-
-
-def answer_table(rows, methods, ks):
-    """Rows -> {"answer_recall": {method: {k: {"last"|"hops": {split: mean}}}}, "answer_n": {...}}, the splits being
-    the type and source/type; "hops" over rows with a decomposition only."""
-    sums = {}
-    for r in (r for r in rows if "answers" in r):
-        for m in methods:
-            for k in map(str, ks):
-                for split in (r["type"], f"{r['source']}/{r['type']}"):
-                    sums.setdefault((m, k, "last", split), []).append(r["answers"][m][k][0])
-                    if r["decomposed"]:
-                        sums.setdefault((m, k, "hops", split), []).append(r["answers"][m][k][1])
-    table = {}
-    for (m, k, what, split), v in sums.items():
-        table.setdefault(m, {}).setdefault(k, {}).setdefault(what, {})[split] = sum(v) / len(v)
-    n = {f"{what}/{split}": len(v) for (m, k, what, split), v in sums.items() if (m, k) == (methods[0], str(ks[0]))}
-    return {"answer_recall": table, "answer_n": n}
-
-
-def recall_table(rows, methods, ks):
-    """Per-question rows -> {"recall": {method: {k: {split: mean}}}, "n": {split: questions}}, the splits being each
-    row's type, "all" and source/type (grading/grade.py recomputes a report's table from its rows with it)."""
-    sums = {}
-    for r in rows:
-        for m in methods:
-            for k in ks:
-                for split in (r["type"], "all", f"{r['source']}/{r['type']}"):
-                    sums.setdefault((m, k, split), []).append(r["recall"][m][str(k)])
-    splits = sorted({s for _, _, s in sums})
-    recall = {m: {str(k): {s: sum(v) / len(v) for s in splits if (v := sums.get((m, k, s)))}
-                  for k in ks} for m in methods}
-    return {"recall": recall, "n": {s: len(sums[(methods[0], ks[0], s)]) for s in splits}}
 
 
 def print_eval(report, ks):
