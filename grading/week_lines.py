@@ -9,8 +9,9 @@ and of later weeks', so that no week silently grows again (issue 59).
 Each page's first output block's command (grading.lessons.blocks) runs as grading.lessons.check runs it: an empty
 temporary RAG_INDEX_DIR, the folders it reads indexed first, the model's replies replayed from
 tests/fixtures/lessons/PAGE.jsonl (no model call; a page with no replies gets a stand-in that refuses every call).
-coverage.py starts just before the command and stops just after it, in a process forked for that page alone: what
-one page loaded and cached in memory would otherwise hide lines from the next. A line counts when it was executed
+coverage.py starts just before the command and stops just after it, in a fresh process started for that page alone
+(spawned, not forked: a fork of a process with torch's, Chroma's or pytest-xdist's threads can deadlock): what one
+page loaded and cached in memory would otherwise hide lines from the next. A line counts when it was executed
 and lies in the body of a function or method (ast): what a file runs on import (imports, constants, `def` lines)
 does not, and a nested function's lines count once. Files take the week labs/files.md's table gives them; a file
 the table does not name, or names with `–`, `data` or any other mark, has no week. Relative to the page's week (from
@@ -30,8 +31,6 @@ Not handled: a page whose first command starts a server (app.py): skipped, and s
 """
 import argparse
 import ast
-import contextlib
-import io
 import multiprocessing
 import os
 import re
@@ -164,20 +163,11 @@ def measure(page, weeks, with_index=False):
     return row
 
 
-def warm():
-    """Load the embedding model in this process, through its one door (vector_index.embed), before the pages fork
-    from it: a fresh process per page would spend ~7 s on it each time. It runs before coverage starts, as every
-    page's own index build does (unless --with-index); week 1's command, run as __main__, loads its own. The counts are
-    those of a fresh process per page (checked on all eight pages)."""
-    import vector_index
-    with contextlib.redirect_stderr(io.StringIO()):   # the weights' loading bar
-        vector_index.embed([])
-
-
 def measure_apart(page, weeks, with_index=False):
-    """measure() in a process forked from this one for the page alone, so that what one page loaded and cached in
-    memory cannot hide another's lines (measured together in one process, week 7 lost 53 lines)."""
-    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+    """measure() in a fresh process for the page alone, so that what one page loaded and cached in memory cannot
+    hide another's lines (measured together in one process, week 7 lost 53 lines). Spawned: forked from a process
+    that runs threads (torch, Chroma, a pytest-xdist worker), a child can wait forever on a lock a thread held."""
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
         return pool.submit(measure, page, weeks, with_index).result()
 
 
@@ -245,8 +235,6 @@ def main():
     print(f"pages={len(chosen)} coverage={coverage.__version__} files.md names {len(weeks)} .py files, "
           f"plumbing (not counted): {' '.join(PLUMBING)}; {where}")
     skips = {p: why for p in chosen if (why := skipped(p))}
-    if not args.in_process and not args.with_index:
-        warm()
     rows = []
     for page in chosen:
         if page not in skips:

@@ -75,7 +75,6 @@ def test_a_page_that_starts_a_server_is_skipped_and_the_command_is_shortened(tmp
 def test_a_weeks_first_command_grows_no_more_and_runs_no_later_week(page):
     """Today's ceilings, always; issue 59's acceptance for weeks 2-8, an expected failure (xfail) on the pages that
     fail it today. One test per page, not two: under `pytest -n 2` two tests of a page would measure it twice."""
-    week_lines.warm()   # the embedding model loaded once per test process, before each page's fork
     r = week_lines.measure_apart(page, WEEKS)
     assert len(r["block_missing"]) <= BLOCK_SLACK, f"the command did not print its block: {r['block_missing']}"
     assert page.name in CEILINGS, f"no ceiling for {page.name}: add its figures from python -m grading.week_lines"
