@@ -38,7 +38,6 @@ from typing import Callable
 import citations
 import llm
 from generate import check_question, generate, writing
-
 from layers import answer_check, disputes, judge_answers, links, quarantine, spans
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER
 from vector_index import CorpusError

@@ -55,6 +55,15 @@ def row_key(answer, item, off=frozenset()):
                  injection_detector.version(), answer_check.calibration_id(), *([sorted(off)] if off else []))
 
 
+def stored_answer(name, answer_fn, item, settings=None):
+    """The cached {"result", "cost"} of answer_fn's answer to item, as cached_answer() keeps it, or None (no model
+    call): a layer on the answer (assembly.with_layer) is applied to its inner function's stored answer."""
+    if getattr(answer_fn, "inner", None) is not None:
+        kept = stored_answer(name, answer_fn.inner, item, settings)
+        return kept and {**kept, "result": answer_fn.finish(kept["result"])}
+    return Cache.shared("answers").get(answer_key(name, answer_fn, settings, item))
+
+
 def cached_answer(name, answer_fn, item, settings=None, fresh=False):
     """{"result": answer_fn(question), "cost"}: cached under answer_key() in Cache("answers"), so every script
     that judges the same answers (evaluate, disputes.py) asks the model for them once. The result carries the
@@ -160,8 +169,7 @@ def evaluate_pattern(name, answer_fn, items, settings, stats_of, corpus=CORPUS_D
     rows = {"generate": run(items, corpus=corpus, fresh=fresh),
             name: evaluate(name, answer_fn, items, settings, fresh)}
     f1 = {m: {r["id"]: r["f1"] for r in rs} for m, rs in rows.items()}
-    answers = Cache.shared("answers")
-    kept = [answers.get(answer_key(name, answer_fn, settings, g)) for g in items]
+    kept = [stored_answer(name, answer_fn, g, settings) for g in items]
     stats = [{"id": g["id"], "type": g["type"], "f1": f1[name][g["id"]], "generate_f1": f1["generate"][g["id"]],
               **(stats_of(k["result"]) if k else {})} for g, k in zip(items, kept)]
     table = compare(rows)

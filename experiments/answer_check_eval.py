@@ -36,7 +36,7 @@ import harness
 import llm
 import patterns
 from citations import summarize
-from lab.cache import Cache, write_json
+from lab.cache import write_json
 from golden import split_of
 from retrieve import CORPUS_DIR, GOLDEN, eval_items
 from vector_index import CorpusError
@@ -52,8 +52,7 @@ def cached_results(name, items, corpus):
     no model call."""
     p = patterns.PATTERNS[name]
     settings, fn = assembly.answerer(p, corpus)
-    answers = Cache.shared("answers")
-    kept = {g["id"]: answers.get(harness.answer_key(p.cache, fn, settings, g)) for g in items}
+    kept = {g["id"]: harness.stored_answer(p.cache, fn, g, settings) for g in items}
     return {i: k["result"] for i, k in kept.items() if k is not None}
 
 

@@ -326,7 +326,7 @@ def test_router_eval_scripted_end_to_end_and_cached(corpus, golden_path, tmp_pat
     with llm.use_model(llm.ScriptedModel(reply)):
         router_eval.main()
     first = json.loads((tmp_path / "r.json").read_text())
-    assert (set(first["modes"]) == {"single", "chain", "parallel", "iterative"}
+    assert (set(first["modes"]) == {"single", "parallel", "iterative"}
             and (tmp_path / "c.png").stat().st_size > 1000)
     assert (first["router"]["llm"]["matrix"] == [[1, 2], [0, 3]]
             and first["router"]["llm"]["accuracy"] == pytest.approx(4 / 6))
@@ -334,7 +334,6 @@ def test_router_eval_scripted_end_to_end_and_cached(corpus, golden_path, tmp_pat
     for mode in first["modes"].values():
         assert {"f1", "recall", "llm_calls", "seconds"} <= set(mode) and mode["n"] == 2 and mode["f1"] == 1.0
     assert first["modes"]["iterative"]["llm_calls"] > first["modes"]["single"]["llm_calls"] == 1
-    assert first["modes"]["chain"]["llm_calls"] == 1 and first["modes"]["chain"]["recall"] == 1.0
     assert "multi questions" in capsys.readouterr().out
     monkeypatch.setattr(sys, "argv", argv)
     with llm.use_model(llm.ScriptedModel([])) as idle:  # a rerun answers from the cache: no model call at all
@@ -345,9 +344,9 @@ def test_router_eval_scripted_end_to_end_and_cached(corpus, golden_path, tmp_pat
     assert check(first)["script"] == "router_eval.py" and check(first)["recomputed"] == []
     edited = json.loads(json.dumps(first))
     edited["router"]["llm"]["accuracy"] = 5 / 6
-    edited["rows"]["chain"][0]["f1"] = 0.5
+    edited["rows"]["iterative"][0]["f1"] = 0.5
     assert {p.split(":")[0] for p in check(edited)["recomputed"]} == {
-        "router.llm.accuracy", "rows.chain[0]", "modes.chain.f1", "modes.chain.by_source.fixture.f1"}
+        "router.llm.accuracy", "rows.iterative[0]", "modes.iterative.f1", "modes.iterative.by_source.fixture.f1"}
     # a mode row is keyed by the golden labels too: an edited answer recomputes that question's rows, only its
     edited_id = first["rows"]["single"][0]["id"]
     golden = [dict(g, answer="Nobody") if g["id"] == edited_id else g for g in json.loads(golden_path.read_text())]
