@@ -5,6 +5,10 @@ generate()-shaped result (assembly.py wraps every pattern whose answer generate(
 
     python -m experiments.span_eval results/answer_check.json golden.json   # EM/F1 of cached answers, before/after
 
+Measured: on golden.json's cached answers it changes 0-2 of 134-146 per pattern and half, EM unchanged (the command
+above, at f3217aa); it was written for the catalogue's sentence-like answers. Whether it earns its place on a
+folder built differently is the benchmark's ablation on debian/ (`--ablation`), not yet run.
+
 A 1.5B model often writes its "short" answer as a sentence that restates the question ("The office of the
 instructor who teaches DSC 330 is in HAL 326."). The user asked for a room, and exact match reads 0. `answer_span`
 takes the one thing the sentence adds that the question does not already say, of the kind the question asks for:
