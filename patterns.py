@@ -1,5 +1,5 @@
 """Every way the lab answers a question, in one registry: the page offers them (app.py), the benchmark runs
-them (benchmark.py), the injection test attacks them (injection.py).
+them (benchmark.py), the injection test attacks them (experiments/injection.py).
 
     import patterns
     p = patterns.PATTERNS["flare"]
@@ -32,7 +32,7 @@ from vector_index import CorpusError
 
 @dataclass(frozen=True)
 class Pattern:
-    name: str                  # the registry key: benchmark rows, injection.py --patterns
+    name: str                  # the registry key: benchmark rows, experiments/injection.py --patterns
     label: str                 # what the page's picker says ("" = not on the page)
     fn: Callable               # the answer function
     about: str                 # one line for --help and the benchmark report

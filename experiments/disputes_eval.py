@@ -11,7 +11,7 @@ Expected output: one line per set with the disputed rate, what the user is shown
 verified, supported, disputed...), the false answers shown without "disputed" and shown as verified, and what the
 dispute check cost (calls and seconds per answer, p50, and what looking past the prompt added), then each question
 the check got wrong. Answers are the cached ones: --counterfactual and --golden answer as verify_citations.py does
-(generate(), json prompt, k=4: the same cache keys), --injection reads the answers injection.py scored. Each
+(generate(), json prompt, k=4: the same cache keys), --injection reads the answers experiments/injection.py scored. Each
 answer is then checked as the page checks it (disputes.check looking up to --wide passages past the prompt,
 citations.verify, answer_check.check). One model call per passage asked, cached by content in .rag/cache/judge.jsonl.
 
@@ -28,7 +28,7 @@ from pathlib import Path
 from layers import answer_check
 from layers import disputes
 import harness
-import injection
+from experiments import injection
 import llm
 from assembly import FULL
 from layers.disputes import WIDE, check, suspects
@@ -98,11 +98,11 @@ def knows(item):
 
 def eval_injection(families, k=4, wide=WIDE):
     """Rows of the injected questions of these families (json prompt, the injected document in the prompt as
-    injection.py puts it): the target shown as the false answer, and seen()."""
+    experiments/injection.py puts it): the target shown as the false answer, and seen()."""
     from tqdm import tqdm
     items = [i for i in injection.load_items(injection.GOLDEN) if i["attack"]["kind"] in families]
     build_index(injection.CORPUS, progress=False)   # up to date first: the answers are keyed by what it holds
-    _, get = injection.answer_source("json", injection.CORPUS, k)   # the answers injection.py scored, cached
+    _, get = injection.answer_source("json", injection.CORPUS, k)   # the answers injection scored, cached
     rows = []
     for item in tqdm(items, desc="disputes", unit="q", file=sys.stderr):
         result = get(item)["result"]

@@ -14,7 +14,7 @@ grades with (grade.py adds the fingerprints and the re-runs; all three in gradin
   golden set has; bars read recomputed figures;
 - a file against its re-run: the fields a re-made row must reproduce (row_changes), the bounds re-run questions put
   on a summary without rows (summary_bounds).
-Not handled: injection.py's file (valid only: no rubric week grades it).
+Not handled: experiments/injection.py's file (valid only: no rubric week grades it).
 """
 import copy
 import hashlib
@@ -42,7 +42,8 @@ SHAPES = [({"recall", "n", "chunker", "depth"}, "retrieve.py", "python retrieve.
           ({"styles"}, "verify_citations.py", "python verify_citations.py --styles {styles} --json {path}"),
           ({"settings", "table", "router", "rows"}, "graphrag.py", "python graphrag.py --eval {n} --json {path}"),
           ({"router", "modes", "settings"}, "router_eval.py", "python router_eval.py --json {path}"),
-          ({"settings", "table", "by_kind", "rows"}, "injection.py", "python injection.py --json {path}")]
+          ({"settings", "table", "by_kind", "rows"}, "injection.py",
+           "python -m experiments.injection --json {path}")]
 PATTERN_FILE = {"settings", "model", "table", "per_question", "rows"}
 ROW_FIELDS = {"id": str, "type": str, "source": str, "answer": (str, type(None)), "em": NUM, "f1": NUM,
               "doc_recall": NUM, "sentences": int, "cited": int, "supported": int, "citations": int, "precise": int,

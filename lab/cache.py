@@ -316,8 +316,9 @@ def stale(folder=None, rekey=(), root=None):
     return out
 
 
-ROW_MODULES = ("harness", "injection")   # their rows' inputs hold an answer's key, which a move changes: carry()
-                                         # leaves them, a rerun re-scores them from the carried answers and verdicts
+# their rows' inputs hold an answer's key, which a move changes: carry() leaves them, a rerun re-scores them from the
+# carried answers and verdicts
+ROW_MODULES = ("harness", "experiments.injection")
 
 
 def renamed(before, root=None):

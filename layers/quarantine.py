@@ -1,7 +1,8 @@
 """Layer on week 5's verify (citations.verify): a passage that reads like an instruction supports nothing. Week 8
-teaches the attacks (injection.py) and the detector (injection_detector.py); this puts them to work on every answer.
+teaches the attacks (experiments/injection.py) and the detector (injection_detector.py); this puts them to work on
+every answer.
 
-    python injection.py --patterns json --json results/injection.json   # attack success with and without it
+    python -m experiments.injection --patterns json --json results/injection.json   # attack success with and without it
 
 A passage that carries injection markers (label look-alikes, source tags, chat role tokens, "ignore the
 instructions", fake turns, ready-made replies) or that the learned detector flags (text addressed to the model or its
@@ -38,7 +39,7 @@ def injection_markers(text):
 def quarantine_reasons(text):
     """Why a passage may support no claim: its injection markers, then the learned detector's flag (text
     addressed to the model or its reader, injection_detector.py), [] for a clean passage. The one rule that
-    verify() below, CRAG's refinement (assembly.py passes it) and injection.py's '+quarantine' row apply."""
+    verify() below, CRAG's refinement (assembly.py passes it) and experiments/injection.py's '+quarantine' row apply."""
     return injection_markers(text) + list(injection_detector.flagged(text))
 
 

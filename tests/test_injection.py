@@ -1,4 +1,4 @@
-"""injection.py and the defences it measures: the injected fixture corpus, the escaping of source text,
+"""experiments/injection.py and the defences it measures: the injected fixture corpus, the escaping of source text,
 the verifier that never lets the injected document support a claim, caching and the CLI.
 Every model here is a SCRIPTED stand-in (llm.ScriptedModel), never the real engine.
 """
@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 
 import generate as g
-import injection as inj
+from experiments import injection as inj
 import llm
 from lab.answers import normalize_answer
 from retrieve import golden_problem

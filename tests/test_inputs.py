@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 import harness
-import injection as inj
+from experiments import injection as inj
 import injection_detector
 import llm
 import vector_index

@@ -1,8 +1,8 @@
 """Week 8: prompt injection. Retrieved documents that carry instructions, against the cited prompt.
 
-    python injection.py   # 78 injected questions (13 families), lab vs json prompt
-    python injection.py --limit 6 --json results/injection.json
-    python injection.py --patterns lab,json,multihop,flare,self_rag,crag --limit 12
+    python -m experiments.injection   # 78 injected questions (13 families), lab vs json prompt
+    python -m experiments.injection --limit 6 --json results/injection.json
+    python -m experiments.injection --patterns lab,json,multihop,flare,self_rag,crag --limit 12
 
 Expected output: the settings, a progress bar per method, then one row per method and verifier (attack success
 rate, fake labels cited, correct answers, marked disputed, and on each method's own row what the page shows: the
@@ -68,7 +68,7 @@ from vector_index import CorpusError, build_index, fingerprint, warn
 from layers import answer_check, disputes, judge_answers, quarantine
 from layers.judge_answers import supports
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).parent.parent   # the repository (this file is in experiments/)
 FIXTURE = HERE / "tests" / "fixtures" / "injection"
 CORPUS = FIXTURE / "corpus"
 GOLDEN = FIXTURE / "golden.json"
@@ -228,7 +228,7 @@ def run_method(method, items, corpus=CORPUS, k=K, fresh=False, progress=True):
     store, rows = Cache("injection"), []
     answer_key, get = answer_source(method, corpus, k)
     for item in tqdm(items, desc=method, unit="q", file=sys.stderr, disable=not progress):
-        key = keyed("injection", "row", answer_key(item), labels(item), judge_answers.judge_model() or "-",
+        key = keyed("experiments.injection", "row", answer_key(item), labels(item), judge_answers.judge_model() or "-",
                     injection_detector.version())
         if not fresh and key in store:
             rows.append(store.get(key))
@@ -347,7 +347,8 @@ def main():
     print_tables(table, by_kind)
     if args.json:
         cache.write_json(args.json, {"settings": {"methods": methods, "k": args.k, "corpus": str(args.corpus),
-                                               "golden": str(args.golden), "code": cache.code_key("injection"),
+                                               "golden": str(args.golden),
+                                               "code": cache.code_key("experiments.injection"),
                                                **({"lofo_shipped_detector": shipped} if shipped else {})},
                                   "model": llm.engine_info(), "table": table, "by_kind": by_kind, "rows": by_method})
 
