@@ -311,10 +311,9 @@ def worth_checking(result, detector=None):
     """Whether suspects() could quarantine anything in this result: a cited passage scores at or above the conflict
     bar and is not refused already (quarantine.quarantine_reasons). No model call; about one clean passage in 20
     scores that high, so verify() asks for check()'s calls only then."""
-    quarantine_reasons = quarantine.quarantine_reasons
     detector = detector or _shipped()
     cited = {c for s in result.get("sentences", []) for c in s.get("cites", [])}
-    return detector is not None and any(p["id"] in cited and not quarantine_reasons(p["text"])
+    return detector is not None and any(p["id"] in cited and not quarantine.quarantine_reasons(p["text"])
                                         and detector.score(p["text"])[0] >= detector.gray
                                         for p in result.get("passages", []))
 
