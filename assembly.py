@@ -21,6 +21,8 @@ The lab at full strength, in order:
           + layers/answer_check          "verified" only when a calibrated score confirms the short answer
   week 6  multihop.smart_answer          routed (the learned router, router.py) and, for a multi-hop route, the
                                          links layer's chain_answer instead of decomposition
+  week 7  crag.crag_answer               + layers/quarantine: a passage with injection markers is kept whole, not
+                                         refined (so verify still sees the markers)
 A layer wraps a week's function and keeps its signature; `build(off)` composes the checks and `answerer(pattern,
 off=...)` the answers, leaving out the layers named in `off`, so the benchmark can measure each one (`python
 benchmark.py --ablation`: full strength, then full strength minus each layer, on the same questions). Each layer's
@@ -29,6 +31,7 @@ off by default) is still an environment setting of week 3's step, not a layer.
 """
 import argparse
 import functools
+import inspect
 import sys
 from dataclasses import dataclass
 from functools import partial
@@ -101,6 +104,10 @@ def sentence_status(result, verdicts, dispute=None):
 
 
 FULL = build()
+PASSED_IN = {  # layer: (the keyword argument through which patterns.py passes it to a pattern, what it passes)
+    "links": ("multi", links.chain_answer),                      # smart: a multi-hop route follows links
+    "quarantine": ("keep_whole", quarantine.quarantine_reasons),  # crag: an injected passage is not refined
+}
 
 
 def answerer(pattern, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, off=(), **options):
@@ -108,12 +115,26 @@ def answerer(pattern, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, off=(), **opti
     itself, those not in `off`: the chain for a multi-hop route (links), the span rules on what generate() wrote
     (spans). The settings name a layer left out when that changes what the model is asked (links)."""
     settings, fn = pattern.answerer(corpus, chunker, **options)
-    if "links" in off and fn.keywords.get("multi") is links.chain_answer:   # week 6's own: decompose
-        fn = functools.partial(fn, multi=None)
-        fn.layers, settings = (), {**settings, "off": ["links"]}
+    for name, (keyword, part) in PASSED_IN.items():   # a layer the pattern passes in, left out: the week's own step
+        if name in off and fn.keywords.get(keyword) is part:
+            layers = tuple(m for m in fn.layers if m != f"layers.{name}")
+            fn = functools.partial(fn, **{keyword: None})
+            fn.layers, settings = layers, {**settings, "off": [*settings.get("off", []), name]}
     if pattern.generated and "spans" not in off:
         fn = with_layer(fn, spans.finish, "layers.spans")
     return settings, fn
+
+
+def script_answerer(fn, generated=True):
+    """A pattern script's own answer function (its --eval: a functools.partial of the pattern's function, its settings
+    from the script's flags) with the layers answerer() gives it, so that both key the same rows: each layer in
+    PASSED_IN that the function takes (crag_answer's keep_whole), then the span layer when generate() wrote it."""
+    takes = inspect.signature(fn.func).parameters if isinstance(fn, functools.partial) else {}
+    passed = {name: (kw, part) for name, (kw, part) in PASSED_IN.items() if kw in takes and kw not in fn.keywords}
+    if passed:
+        fn = functools.partial(fn, **dict(passed.values()))
+        fn.layers = tuple(f"layers.{name}" for name in passed)
+    return with_layer(fn, spans.finish, "layers.spans") if generated else fn
 
 
 def with_layer(fn, finish, module):

@@ -37,6 +37,7 @@ common table beside plain generate(), then how often each action fired, F1 per a
 A reply out of shape never crashes: score 0, keep the whole passage, or search with the question itself.
 Not handled: several web queries per question, fetching whole web pages (ddgs gives snippets).
 """
+import functools
 import re
 import time
 from pathlib import Path
@@ -48,7 +49,6 @@ import llm
 import pattern_cli
 import web_search
 from generate import check_question, generate
-from layers.quarantine import quarantine_reasons   # issue 59: to become a parameter the assembly passes
 from pattern_cli import fmt, mean
 from judge import ask
 from lab import steps
@@ -164,12 +164,13 @@ def split_passage(passage):
     return None, split_sentences(passage["text"])
 
 
-def refine(question, passage, trace):
-    """Knowledge refinement: the passage with only the sentences that bear on the question, or None."""
+def refine(question, passage, trace, keep_whole=None):
+    """Knowledge refinement: the passage with only the sentences that bear on the question, or None.
+    keep_whole(text) -> reasons: a passage with any is kept whole, unrefined (the quarantine layer passes its
+    markers, so that a refined injection cannot lose the sentence that gives it away)."""
     head, sentences = split_passage(passage)
-    n, markers = len(sentences), quarantine_reasons(passage["text"])
-    if markers:  # refined, an injected passage lost its "ignore the rules" sentence and kept the false claim
-        # (1 of 12 attacks passed verify() that way): whole, verify() still sees the markers and refuses it
+    n, markers = len(sentences), keep_whole(passage["text"]) if keep_whole else []
+    if markers:
         trace.append({"step": "refine", "chunk": passage["chunk_id"], "kept": list(range(1, n + 1)), "of": n,
                       "whole": True, "markers": markers})
         return passage
@@ -198,7 +199,7 @@ def rewrite_query(question, trace):
 
 
 def crag_answer(question, k=K, web_k=WEB_K, web=None, web_dir=None, refine_knowledge=True,
-                corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER):
+                corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, keep_whole=None):
     """Question -> generate()-shaped dict plus mode, action, trace, retrieved (corpus and web passages)."""
     question, trace, start = check_question(question), steps.trace(), time.perf_counter()
     web_search.resolve_backend(web)  # an unknown backend fails before any model call
@@ -222,7 +223,7 @@ def crag_answer(question, k=K, web_k=WEB_K, web=None, web_dir=None, refine_knowl
             trace.append({"step": "web", "query": query, "results": [
                 {"chunk": p["chunk_id"], "url": p["url"], "backend": p["backend"]} for p in outside]})
         knowledge = [r for p in internal + outside
-                     if (r := refine(question, p, trace) if refine_knowledge else p) is not None][:MAX_CONTEXT]
+                     if (r := refine(question, p, trace, keep_whole) if refine_knowledge else p) is not None][:MAX_CONTEXT]
         result = generate(question, passages=knowledge)
         trace.append({"step": "generate", "chunks": [p["chunk_id"] for p in result["passages"]],
                       "answer": result["answer"]})
@@ -291,7 +292,7 @@ def main():
     def describe(r):
         urls = "".join(f"  [{p['id']}] from {p['url']}\n" for p in r["passages"] if p.get("url"))
         return f"{urls}action {r['action']}  "
-    answer = lambda q: crag_answer(q, **kw)
+    answer = functools.partial(crag_answer, **kw)
     if not args.eval:
         return pattern_cli.ask("crag", args, answer, key, describe)
     import harness   # --eval: checked as the lab at full strength checks (harness.evaluate)

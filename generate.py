@@ -257,7 +257,8 @@ def seed_answer(question, corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, k=SEED_K):
     return generate(question, k, style="lab", passages=passages, corpus=corpus, chunker=chunker)
 
 
-def print_result(r):
+def print_result(r, cost=True):
+    """The answer, its sentences with their [S#], the passages, then (cost=True) the cost line."""
     print(f"\nanswer: {r['answer']}" + (f"  (the model's reply was unusable: {r['error']})" if r["error"] else ""))
     for n, s in enumerate(r["sentences"], 1):
         print(f"  {n}. {s['text']} {' '.join(f'[{c}]' for c in s['cites']) or '(uncited)'}")
@@ -270,7 +271,8 @@ def print_result(r):
         print(f"{p['id']:4} {p['rank']:>4} {p['chunk_id'][:52]:52} {' '.join(p['text'].split())[:60]}")
         if p.get("where"):
             print(f"{'':9} {p['where']}")
-    print("\n" + steps.cost_line(r["cost"]))
+    if cost:
+        print("\n" + steps.cost_line(r["cost"]))
 
 
 def main():

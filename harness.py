@@ -181,11 +181,10 @@ def pattern_main(name, args, answer, kw, stats_of, summarize_stats, generated=Tr
     """A pattern script's --eval N: the pattern next to generate() on golden questions, checked as the lab at full
     strength checks (evaluate). kw: the pattern's settings (printed, and part of the cache key); summarize_stats(
     per-question figures, kw) -> (lines to print, figures for --json), the module's own summarize_stats, which
-    grading/grade.py calls again on the file's per_question. generated: the answer is written by generate(), so the
-    span layer applies, as the benchmark's (assembly.answerer) and the page's do. One question: pattern_cli.ask."""
+    grading/grade.py calls again on the file's per_question. The layers apply as the benchmark's (assembly.answerer) and the
+    page's do (assembly.script_answerer); generated: the answer is written by generate(), so the span layer too. One question: pattern_cli.ask."""
     settings = {k: str(v) if isinstance(v, Path) else v for k, v in kw.items()}
-    if generated:
-        answer = assembly.with_layer(answer, spans.finish, "layers.spans")
+    answer = assembly.script_answerer(answer, generated)
     try:
         print(f"eval={args.eval} golden={args.golden} " + " ".join(f"{k}={v}" for k, v in settings.items()))
         print(f"model: {llm.engine_info()['engine']} {llm.engine_info()['model']}")

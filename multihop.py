@@ -6,11 +6,10 @@ r"""Week 6: questions no single document answers. Route, decompose, retrieve per
     python multihop.py --router learned "question"     # the learned router (router.py) instead of the model
 
 Expected output: the settings, the route, the sub-questions, each hop (query, retrieved chunk ids, hop answer),
-warnings and fallbacks, the cited answer, its sources and the cost (LLM calls, tokens, seconds), then the judge's
-verdict on each sentence (week 5's check): an answer none of whose sentences its sources support is printed as
-UNVERIFIED, not as the answer (--no-verify skips the judge). A two-hop question takes 4-6 LLM calls before the
-judge (route, decomposition, hops, answer): ~80 s measured here while other jobs shared the 2 cores, roughly
-20-30 s on idle cores.
+warnings and fallbacks, the cited answer, its sources and the cost (LLM calls, tokens, seconds). With --check, the
+judge's verdict on each sentence too (week 5's check): an answer none of whose sentences its sources support is
+printed as UNVERIFIED, not as the answer. A two-hop question takes 4-6 LLM calls (route, decomposition, hops,
+answer): ~80 s measured here while other jobs shared the 2 cores, roughly 20-30 s on idle cores.
 
 - Routing lives in router.py: the LLM router by default (one call: does the question need facts from more than one
   document?), the learned one with --router learned (logistic regression on surface features, no call; without
@@ -76,20 +75,19 @@ def _hop(query, n, k, lists, trace, corpus, chunker):
     """One hop: retrieve k chunks, answer; an "unknown" answer gets one retry on the next k chunks of the same
     query (ranks k+1..2k), so a fact just below the cut is not lost. Appends each list to `lists`."""
     lists.append(_retrieve(query, k, n, trace, corpus, chunker))
-    for attempt in (1, 2):  # the second pass always returns
-        try:
-            answer, source = answer_hop(query, lists[-1])
-        except llm.LLMError as e:
-            trace.append({"step": "warning", "message": f"hop {n}: answer unreadable: {e}"})
-            return None, None
-        if answer is not None or attempt == 2:
-            return answer, source
-        shown = {p["chunk_id"] for p in lists[-1]}
-        deeper = [p for p in _retrieve(query, 2 * k, n, trace, corpus, chunker) if p["chunk_id"] not in shown]
-        if not deeper:
-            return None, None
-        trace[-1].update(chunks=[p["chunk_id"] for p in deeper], retry=True)
-        lists.append(deeper)
+    try:
+        answer, source = answer_hop(query, lists[-1])
+        if answer is None:   # the retry: the next k chunks, none of them shown already
+            shown = {p["chunk_id"] for p in lists[-1]}
+            deeper = [p for p in _retrieve(query, 2 * k, n, trace, corpus, chunker) if p["chunk_id"] not in shown]
+            if deeper:
+                trace[-1].update(chunks=[p["chunk_id"] for p in deeper], retry=True)
+                lists.append(deeper)
+                answer, source = answer_hop(query, deeper)
+        return answer, source
+    except llm.LLMError as e:
+        trace.append({"step": "warning", "message": f"hop {n}: answer unreadable: {e}"})
+        return None, None
 
 
 def _finish(result, question, mode, trace, seen, fallback, cost, start):
@@ -138,13 +136,10 @@ def iterative_answer(question, max_hops=MAX_PARTS, k=HOP_K, final_k=FINAL_K, sub
     the trace. final_k=None keeps every chunk seen."""
     question, trace, start = check_question(question), steps.trace(), time.perf_counter()
     with llm.counting() as cost:
-        subs = plan(question, max_hops, trace) if sub_questions is None else list(sub_questions)
-        if len(subs) > max_hops:
-            trace.append({"step": "warning",
-                          "message": f"{len(subs)} sub-questions, max_hops {max_hops}: the rest dropped"})
+        subs = plan(question, max_hops, trace) if sub_questions is None else list(sub_questions)[:max_hops]
         answers, evidence, facts, broken = [], [], [], None if subs else "no usable decomposition"
         lists = [_retrieve(question, k, 0, trace, corpus, chunker)]  # hop 0: the question itself, no model call
-        for n, sub in enumerate(subs[:max_hops], 1):
+        for n, sub in enumerate(subs, 1):
             query, bad = fill(sub, answers)
             if bad:
                 broken = f"hop {n}: placeholder [ANSWER_{bad[0]}] never filled in {sub!r}"
@@ -157,7 +152,7 @@ def iterative_answer(question, max_hops=MAX_PARTS, k=HOP_K, final_k=FINAL_K, sub
                           "source": source})
             if answer is None:
                 trace.append({"step": "warning", "message": f"hop {n}: no answer found"})
-            elif stop_early and n < min(len(subs), max_hops) and not any(map(PLACEHOLDER.search, subs[n:max_hops])):
+            elif stop_early and n < len(subs) and not any(map(PLACEHOLDER.search, subs[n:])):
                 # only before independent steps: asked mid-chain, the model took the bridge entity for the
                 # answer ("New Delhi" for a monsoon question) and skipped the hop that finds the answer
                 try:
@@ -193,7 +188,6 @@ def smart_answer(question, router="llm", router_model=None, k=HOP_K, final_k=FIN
     if router not in ("learned", "llm"):
         raise ValueError(f"unknown router {router!r}: choose learned or llm")
     with llm.counting() as cost:
-        model = router_model or (load_router() if router == "learned" else None)
         t, multi_hop, p = time.perf_counter(), None, None
         if router == "llm":
             try:
@@ -201,7 +195,7 @@ def smart_answer(question, router="llm", router_model=None, k=HOP_K, final_k=FIN
             except llm.LLMError as e:
                 trace.append({"step": "warning", "message": f"LLM router failed ({e}): learned router used"})
         if multi_hop is None:
-            router, (multi_hop, p) = "learned", learned_route(question, model or load_router())
+            router, (multi_hop, p) = "learned", learned_route(question, router_model or load_router())
         trace.append({"step": "route", "router": router, "multi": multi_hop, "p_multi": p,
                       "ms": (time.perf_counter() - t) * 1000})
         subs = plan(question, max_hops, trace) if multi_hop and multi is None else []
@@ -224,17 +218,9 @@ def print_trace(r):
     print(f"\nmode: {r['mode']}" + (f" (fell back to single-hop: {r['fallback']})" if r["fallback"] else ""))
 
 
-def print_result(r):
-    """The trace and the cited answer, unchecked (--no-verify)."""
-    print_trace(r)
-    print_answer(r)
-
-
-def print_verified(r):
-    """The trace, then the answer as the judge sees it: an answer no sentence of which its sources support is
-    marked unverified and never shown as the answer, and passages that disagree mark it disputed
-    (citations.print_checked), then the costs."""
-    print_trace(r)
+def print_checked(r):
+    """The answer as the judge sees it (--check): an answer no sentence of which its sources support is marked
+    unverified and never shown as the answer (citations.print_checked), then the costs."""
     with llm.counting() as judge_cost:
         citations.print_checked(r, on_verdict=citations.say_verdict)   # each verdict on stderr as it comes
     print("\n" + steps.cost_line(r["cost"])
@@ -248,30 +234,29 @@ def main():
     ap.add_argument("--router", choices=("llm", "learned"), default="llm",
                     help="which router --mode auto asks: the model (one call) or the learned one (router.py, no call)")
     ap.add_argument("--k", type=int, default=HOP_K, help="chunks retrieved per sub-question / hop")
-    ap.add_argument("--final-k", type=int, default=FINAL_K, help="chunks in the final prompt")
-    ap.add_argument("--max-hops", type=int, default=MAX_PARTS, help="sub-questions / hops at most")
     ap.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="folder of documents (.txt .md .pdf .docx .html)")
     ap.add_argument("--chunker", default=DEFAULT_CHUNKER, help="which collection to retrieve from")
-    ap.add_argument("--no-verify", action="store_true",
-                    help="skip the judge: the answer is printed unchecked (saves ~6 s per sentence)")
+    ap.add_argument("--check", action="store_true",
+                    help="check each citation with week 5's judge (~6 s per sentence)")
     args = ap.parse_args()
-    if min(args.k, args.final_k, args.max_hops) < 1:
-        sys.exit("multihop: --k, --final-k and --max-hops must be at least 1")
+    if args.k < 1:
+        sys.exit("multihop: --k must be at least 1")
     try:
         with llm.ctrl_c("multihop"), watching(writing()):
             question, kw = check_question(args.question), {"corpus": args.corpus, "chunker": args.chunker}
             info = llm.engine_info()
-            print(f"question={question!r} mode={args.mode} router={args.router} k={args.k} final_k={args.final_k} "
-                  f"max_hops={args.max_hops} corpus={args.corpus}\nmodel: {info['engine']} {info['model']}")
+            print(f"question={question!r} mode={args.mode} router={args.router} k={args.k} final_k={FINAL_K} "
+                  f"max_hops={MAX_PARTS} corpus={args.corpus}\nmodel: {info['engine']} {info['model']}")
             if args.mode == "auto":
-                r = smart_answer(question, args.router, k=args.k, final_k=args.final_k, max_hops=args.max_hops, **kw)
+                r = smart_answer(question, args.router, k=args.k, **kw)
             elif args.mode == "single":
-                r = single_answer(question, args.final_k, **kw)
+                r = single_answer(question, **kw)
             elif args.mode == "parallel":
-                r = multihop_answer(question, args.k, args.final_k, args.max_hops, **kw)
+                r = multihop_answer(question, args.k, **kw)
             else:
-                r = iterative_answer(question, args.max_hops, args.k, args.final_k, **kw)
-            print_result(r) if args.no_verify else print_verified(r)
+                r = iterative_answer(question, k=args.k, **kw)
+            print_trace(r)
+            print_checked(r) if args.check else print_answer(r)
     except (ValueError, CorpusError, llm.LLMError) as e:
         sys.exit(f"multihop: {e}")
 

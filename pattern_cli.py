@@ -1,12 +1,12 @@
 """Week 7: the command line the pattern scripts share (flare.py, self_rag.py, crag.py; graphrag.py's flags): the
-question and the common flags, the script's own settings checked, and one question answered and checked with week 5's
-judge. Their --eval (the pattern beside generate() on golden questions) is harness.pattern_main's.
+question and the common flags, the script's own settings checked, and one question answered (and with --check, its
+citations checked with week 5's judge). Their --eval (the pattern beside generate() on golden questions) is harness.pattern_main's.
 
     args, kw, key = pattern_cli.parse_settings("flare", parser, settings)
     pattern_cli.ask("flare", args, lambda q: flare_answer(q, **kw), key)
 
-Expected output of ask(): the question and settings, the engine, the pattern's trace (one line a step), the answer
-with each citation's verdict (citations.print_checked), then the cost line.
+Expected output of ask(): the question and settings, the engine, the pattern's trace (one line a step), the cited
+answer and its sources (with --check: each citation's verdict, citations.print_checked), then the cost line.
 """
 import argparse
 import sys
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import citations
 import llm
-from generate import check_question
+from generate import check_question, print_result
 from lab import steps
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, GOLDEN
 from vector_index import CorpusError
@@ -48,6 +48,7 @@ def add_pattern_args(ap):
                     help="evaluate on N golden questions (half single, half multi)")
     ap.add_argument("--json", type=Path, help="write the --eval figures here")
     ap.add_argument("--fresh", action="store_true", help="ignore cached per-question rows")
+    ap.add_argument("--check", action="store_true", help="check each citation of the answer with week 5's judge")
 
 
 def parse_settings(prog, parser, settings):
@@ -61,8 +62,8 @@ def parse_settings(prog, parser, settings):
 
 
 def ask(prog, args, answer, kw, describe=lambda r: ""):
-    """One question: the settings, the trace, the answer with its citations checked, the cost. describe(result) -> a
-    prefix for the cost line."""
+    """One question: the settings, the trace, the cited answer (its citations checked with --check), the cost.
+    describe(result) -> a prefix for the cost line."""
     settings = {k: str(v) if isinstance(v, Path) else v for k, v in kw.items()}
     try:
         question = check_question(args.question)
@@ -70,7 +71,10 @@ def ask(prog, args, answer, kw, describe=lambda r: ""):
         print(f"model: {llm.engine_info()['engine']} {llm.engine_info()['model']}")
         r = answer(question)
         steps.print_trace(r["trace"])
-        citations.print_checked(r, on_verdict=citations.say_verdict)
+        if args.check:
+            citations.print_checked(r, on_verdict=citations.say_verdict)
+        else:
+            print_result(r, cost=False)
         print(f"\n{describe(r)}" + steps.cost_line(r["cost"], "wall_seconds"))
     except (ValueError, CorpusError, llm.LLMError) as e:
         sys.exit(f"{prog}: {e}")

@@ -25,7 +25,7 @@ import generate
 import graphrag
 import multihop
 import self_rag
-from layers import links
+from layers import links, quarantine
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER
 from vector_index import CorpusError
 
@@ -106,7 +106,8 @@ PATTERNS = {p.name: p for p in [
     Pattern("self_rag", "Self-RAG", self_rag.self_rag_answer, "self_rag.self_rag_answer: retrieve on demand, "
             "relevance filter, critique, refine", "self-rag", _script(self_rag)),
     Pattern("crag", "CRAG", crag.crag_answer, "crag.crag_answer: grade retrieval, refine, web fallback (local "
-            "stand-in unless RAG_WEB=ddgs)", "crag", _script(crag)),
+            "stand-in unless RAG_WEB=ddgs)", "crag", _script(crag),
+            fixed={"keep_whole": quarantine.quarantine_reasons}, layers=("layers.quarantine",)),
     Pattern("graph_local", "GraphRAG", graphrag.graph_answer, "graphrag.graph_answer(mode='local'), when a graph "
             "is built", "graphrag-local", _graph("local"), {"mode": "local"}, ("extractor",)),
     Pattern("graph_global", "", graphrag.graph_answer, "graphrag.graph_answer(mode='global'), when a graph is "

@@ -66,12 +66,7 @@ def layout_breaks(graph, weeks=None):
                   or (place(a) == "top" and place(b) in ("experiments", "grading"))
                   or {place(a), place(b)} == {"experiments", "grading"}
                   or (place(a) == "layers" and b == "assembly")
-                  or ((weeks or {}).get(a) and place(a) == "top" and later(b) and (a, b) not in PENDING))
-
-
-# issue 59, in progress: CRAG's refinement keeps an injected passage whole (so the quarantine sees its markers); that
-# rule is to become a layer on crag.refine
-PENDING = {("crag", "layers.quarantine")}
+                  or ((weeks or {}).get(a) and place(a) == "top" and later(b)))
 
 
 def week_of_module(root=ROOT):

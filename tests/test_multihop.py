@@ -383,12 +383,12 @@ def test_real_engine_routes_and_decomposes_the_fixture_bridge_question():
 
 
 def test_cli_prints_route_hops_and_cited_answer_scripted(corpus, monkeypatch, capsys):
-    monkeypatch.setattr(sys, "argv", ["multihop.py", "--mode", "iterative", "--corpus", str(corpus), Q])
+    monkeypatch.setattr(sys, "argv", ["multihop.py", "--check", "--mode", "iterative", "--corpus", str(corpus), Q])
     with scripted():
         mh.main()
     out = capsys.readouterr().out
     assert "hop 1: Who designed Ashford Bridge? -> Tomas Vell (source " in out and "mode: iterative" in out
-    # week 5's check of its citations, the week's step alone (the demo's full check: assembly.py)
+    # --check: week 5's check of its citations, the week's step alone (the demo's full check: assembly.py)
     assert "answer:   Hartmoor   [every sentence is supported]" in out
     assert re.search(r"\[S\d: supports\]", out) and "llm calls" in out
     assert "disputed" not in out   # no later week's layer ran
@@ -396,13 +396,13 @@ def test_cli_prints_route_hops_and_cited_answer_scripted(corpus, monkeypatch, ca
 
 def test_cli_marks_an_answer_its_sources_do_not_support_unverified_scripted(corpus, monkeypatch, capsys):
     """The Big Stone Gap case: a made-up answer whose citations the judge refuses is never printed as the answer."""
-    monkeypatch.setattr(sys, "argv", ["multihop.py", "--mode", "iterative", "--corpus", str(corpus), Q])
+    monkeypatch.setattr(sys, "argv", ["multihop.py", "--check", "--mode", "iterative", "--corpus", str(corpus), Q])
     with llm.use_model(llm.ScriptedModel(replies(answer="New York City", verdict=lambda judged: False))):
         mh.main()
     out = capsys.readouterr().out
     assert "UNVERIFIED: NO SENTENCE OF THIS ANSWER IS SUPPORTED BY ITS SOURCES (the model said: New York City)" in out
     assert "answer:   New York City" not in out and "sentence NOT supported" in out
-    monkeypatch.setattr(sys, "argv", ["multihop.py", "--no-verify", "--mode", "iterative", "--corpus", str(corpus), Q])
+    monkeypatch.setattr(sys, "argv", ["multihop.py", "--mode", "iterative", "--corpus", str(corpus), Q])
     with llm.use_model(llm.ScriptedModel(replies(answer="New York City", verdict=lambda judged: False))) as m:
         mh.main()
     assert "answer: New York City" in capsys.readouterr().out and not any("verdict" in str(s) for _, s in m.calls)

@@ -9,16 +9,17 @@ from grading import week_lines
 
 # python -m grading.week_lines (results/issue59/week_lines_after.txt; before the restructuring:
 # week_lines_before.txt): per page, the function lines its first command executes of week files (this week +
-# earlier) and counted in all (+ later weeks + other no-week files, plumbing aside). A page may go down, never up.
+# earlier) and counted in all (+ later weeks + other no-week files, plumbing aside), the index build of the folder it
+# reads included, as issue 59's table counted. A page may go down, never up.
 CEILINGS = {
     "week1-index.md": {"week_files": 176, "counted": 176},
-    "week2-retrieve.md": {"week_files": 126, "counted": 126},
-    "week3-generate.md": {"week_files": 181, "counted": 181},
-    "week4-judge.md": {"week_files": 344, "counted": 344},
-    "week5-verify.md": {"week_files": 257, "counted": 257},
-    "week6-multihop.md": {"week_files": 388, "counted": 388},
-    "week7-patterns.md": {"week_files": 329, "counted": 329},
-    "week8-graphrag-injection.md": {"week_files": 54, "counted": 54},
+    "week2-retrieve.md": {"week_files": 263, "counted": 263},
+    "week3-generate.md": {"week_files": 319, "counted": 319},
+    "week4-judge.md": {"week_files": 402, "counted": 402},
+    "week5-verify.md": {"week_files": 394, "counted": 394},
+    "week6-multihop.md": {"week_files": 450, "counted": 450},
+    "week7-patterns.md": {"week_files": 401, "counted": 401},
+    "week8-graphrag-injection.md": {"week_files": 208, "counted": 208},
 }
 # the pages that fail issue 59's acceptance (their first command runs later weeks' files, or too many lines): none
 FAILING_TODAY = set()
