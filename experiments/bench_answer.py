@@ -18,7 +18,6 @@ total seconds, and the ratio of the p50s, the median of per-question ratios and 
 answer, verdicts and status;
 --json writes it (results/bench_answer*.json). ~1 minute per question and version on the embedded engine.
 """
-import argparse
 import json
 import os
 import shutil
@@ -28,6 +27,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from experiments import probe_cli
 from lab import cache
 from retrieve import CORPUS_DIR, GOLDEN, eval_items
 from vector_index import CorpusError
@@ -118,15 +118,10 @@ def same_results(a, b):
 
 
 def main():
-    ap = argparse.ArgumentParser(description="Seconds per verified answer (answer + checks, empty caches): the "
-                                 "working tree, against another git ref when given, alternating question by question.")
-    ap.add_argument("--ref", help="a git ref to compare with (e.g. the commit before a change)")
-    ap.add_argument("--limit", type=int, default=20, help="golden questions (half single, half multi)")
-    ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions")
-    ap.add_argument("--json", type=Path, help="write the rows and figures here")
-    args = ap.parse_args()
-    if args.limit < 1:
-        sys.exit("bench_answer: --limit must be 1 or more")
+    args = probe_cli.parse("bench_answer", "Seconds per verified answer (answer + checks, empty caches): the working "
+                           "tree, against another git ref when given, alternating question by question.", limit=20,
+                           golden=GOLDEN, extra=[("--ref", {"help": "a git ref to compare with (e.g. the commit "
+                                                                     "before a change)"})])
     try:
         items = eval_items(args.golden, args.limit, CORPUS_DIR)
     except (CorpusError, ValueError) as e:

@@ -11,13 +11,11 @@ answer over the four best passages (experiments/spec_probe.prompts, read once), 
 Only the first signal: the seconds and tokens generated, the short answer's F1 and the sentences' count; not the
 citation figures or verified precision, which need the judge (a full run of verify_citations.py on the adopted code).
 """
-import argparse
 import json
 import statistics
 import sys
-from pathlib import Path
 
-from experiments import spec_probe
+from experiments import probe_cli, spec_probe
 
 SHORT_SENTENCES = 2
 SHORT_CHARS = 160
@@ -56,13 +54,9 @@ def summary(rows):
 
 
 def main():
-    ap = argparse.ArgumentParser(description="The cited answer with the lab's schema and a shorter one: seconds and "
-                                 "tokens generated, and the short answer's F1, on dev golden questions.")
-    ap.add_argument("--limit", type=int, default=20, help="dev golden questions (half single, half multi)")
-    ap.add_argument("--json", type=Path, help="write the rows and figures here")
-    args = ap.parse_args()
-    if args.limit < 1:
-        sys.exit("short_probe: --limit must be 1 or more")
+    args = probe_cli.parse("short_probe", "The cited answer with the lab's schema and a shorter one: seconds and "
+                           "tokens generated, and the short answer's F1, on dev golden questions.", limit=20,
+                           limit_help="dev golden questions (half single, half multi)")
     import llm
     from lab import cache
     from lab.answers import f1

@@ -14,11 +14,11 @@ lab: each request is sent to llama.cpp directly (its own prompt cache works as i
 Output: a row per question (tokens generated, seconds generating in each, drafted and accepted tokens, same reply or
 not), then the sums, the ratio of generation seconds and of whole-request seconds, and how many replies were the same.
 """
-import argparse
 import statistics
 import sys
 import time
-from pathlib import Path
+
+from experiments import probe_cli
 
 SPEC_TYPE = "COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE"
 
@@ -95,13 +95,8 @@ def summary(rows):
 
 
 def main():
-    ap = argparse.ArgumentParser(description="The cited answer with and without llama.cpp's n-gram speculative "
-                                 "decoding: seconds generating and whether the reply is the same.")
-    ap.add_argument("--limit", type=int, default=12, help="golden questions (half single, half multi)")
-    ap.add_argument("--json", type=Path, help="write the rows and figures here")
-    args = ap.parse_args()
-    if args.limit < 1:
-        sys.exit("spec_probe: --limit must be 1 or more")
+    args = probe_cli.parse("spec_probe", "The cited answer with and without llama.cpp's n-gram speculative "
+                           "decoding: seconds generating and whether the reply is the same.", limit=12)
     import llm
     from lab import cache
     from retrieve import CORPUS_DIR, GOLDEN, eval_items

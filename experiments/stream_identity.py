@@ -9,13 +9,11 @@ from its reply to the same prompt resumed from its prompt cache (issue 46's firs
 start from the same cache state. Passages: retrieve_chunks(question, 4), as generate() retrieves them. Expected:
 ~25 s per question on the embedded engine; a line per question, then "identical: 20/20 replies, 20/20 results".
 """
-import argparse
 import json
-import sys
 import threading
-from pathlib import Path
 
 import llm
+from experiments import probe_cli
 from generate import generate
 from lab import partial
 from lab.cache import write_json
@@ -40,13 +38,8 @@ def replies(run):
 
 
 def main():
-    ap = argparse.ArgumentParser(description="Streamed against unstreamed answers on golden questions, byte for byte.")
-    ap.add_argument("--limit", type=int, default=20, help="golden questions, in file order (20)")
-    ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions file")
-    ap.add_argument("--json", type=Path, help="write the rows and the counts here")
-    args = ap.parse_args()
-    if args.limit < 1:
-        sys.exit("stream_identity: --limit must be at least 1")
+    args = probe_cli.parse("stream_identity", "Streamed against unstreamed answers on golden questions, byte for "
+                           "byte.", limit=20, limit_help="golden questions, in file order (20)", golden=GOLDEN)
     rows = []
     for n, item in enumerate(load_golden(args.golden)[:args.limit], 1):
         q = item["question"]
