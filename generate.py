@@ -7,21 +7,17 @@
 Expected output (5-15 s on the embedded engine): the settings, the short answer, each sentence with
 its [S#] citations, invalid citations if any (dropped and listed, never kept), then the sources table.
 
-Three prompt styles (`style=`), all selectable, measured against each other by
-`python verify_citations.py --styles lab,text,json` (results/prompt_styles.json):
+Three prompt styles (`style=`), measured against each other by `python verify_citations.py --styles lab,text,json`
+(results/prompt_styles.json):
 - `lab`: the lab's prompt as written: plain "[S1] text" sources and one rule, "cite after every sentence";
-- `text`: the same rule, improved: instructions in the system message (a constant prefix the engine's
-  prompt cache reuses), sources delimited and labelled, one worked example of the citation format, and
-  a first line "Answer: <a few words>" so the short answer is not buried in a sentence;
-- `json` (the default, the better one when measured): a JSON schema that asks for supporting sentences,
-  each with its source IDs drawn from an enum of the IDs actually given, then the short answer.
-Whatever the style, cited IDs outside the given sources are dropped from the sentence and listed in
-`invalid_ids`; "I don't know" is the answer when the sources do not hold one. A reply out of shape (JSON
-cut off) is a failed answer with `error` set, never a crash.
-
-Context order (`order=`): `best_first` (S1 is the best passage), `worst_first`, `edges` (best first,
-second-best last, weakest in the middle, against "lost in the middle"). Passages are relabelled in the
-order the model reads them, so S1 is always the first source in the prompt.
+- `text`: the same rule, improved: instructions in the system message (a prefix the prompt cache reuses), sources
+  delimited and labelled, one worked example, and a first line "Answer: <a few words>";
+- `json` (the default, the better one measured): a JSON schema asking for supporting sentences, each with source
+  IDs from an enum of the IDs given, then the short answer.
+Cited IDs outside the given sources are dropped and listed in `invalid_ids`; "I don't know" is the answer when the
+sources do not hold one; a reply out of shape (JSON cut off) is a failed answer with `error` set, never a crash.
+Context order (`order=`): `best_first`, `worst_first`, `edges` (best first, second-best last, against "lost in the
+middle"). Passages are relabelled in the order the model reads them, so S1 is always the first source.
 """
 import argparse
 import contextlib
