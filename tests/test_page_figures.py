@@ -1,4 +1,5 @@
-"""The pages quote what the results files say (issue 60): each figure of a quoted table is read beside the file it
+"""The pages quote what the results files say (issue 60): each figure of a quoted table (the benchmark, week 5's
+citation table, week 6's route table) is read beside the file it
 names and checked against it, offline. A page that names a file must agree with it; a stale file is
 tests/test_tables.py's business."""
 import json
@@ -61,3 +62,31 @@ def test_a_figure_that_is_not_the_files_is_caught():
     text = "| pattern | F1 | EM |\n|---|---:|---:|\n| single | 0.999 | 0.417 |\n"
     checked, wrong = mismatches(text, {"single": {"answer_f1": 0.5072, "answer_em": 0.41666}})
     assert checked == 2 and wrong == [("single", "F1", "0.999", "0.507")]
+
+
+def figures_row(page, first_cell):
+    """{header: cell} of the table row of `page` whose first cell is `first_cell` (bold marks dropped)."""
+    for header, rows in tables_of((ROOT / page).read_text(encoding="utf-8")):
+        for row in rows:
+            if row[0].replace("*", "") == first_cell:
+                return dict(zip(header, (c.replace("*", "") for c in row)))
+    raise AssertionError(f"{page}: no row {first_cell!r}")
+
+
+def test_the_citation_table_of_week_5_is_its_results_file():
+    run = json.loads((ROOT / "results/citations_json_30.json").read_text(encoding="utf-8"))
+    row = figures_row("labs/week5-verify.md", "the `judge_answers` layer")   # "The second row is that file."
+    assert (row["sentences"], row["cited"], row["invalid IDs"]) == (
+        str(run["sentences"]), cell(run["cited_sentence_rate"], ".3f"), str(run["invalid_ids"]))
+    assert (row["citation recall"], row["citation precision"]) == (
+        cell(run["citation_recall"], ".3f"), cell(run["citation_precision"], ".3f"))
+
+
+@pytest.mark.parametrize("label, mode", [("single-shot `generate()`", "single"),
+                                         ("parallel decomposition", "parallel"), ("iterative retrieval", "iterative")])
+def test_the_route_table_of_week_6_is_router_evals_file(label, mode):
+    m = json.loads((ROOT / "results/router_eval.json").read_text(encoding="utf-8"))["modes"][mode]
+    row = figures_row("labs/week6-multihop.md", label)
+    recall = " / ".join(cell(m["by_source"][s]["recall"], ".3f") for s in ("hotpotqa", "musique"))
+    assert (row["F1"], row["supporting-doc recall, HotpotQA / MuSiQue"]) == (cell(m["f1"], ".3f"), recall)
+    assert (row["LLM calls"], row["s/question"]) == (cell(m["llm_calls"], ".1f"), cell(m["seconds"], ".1f"))
