@@ -1,7 +1,6 @@
 """The pages quote what the results files say (issue 60): each figure of a quoted table (the benchmark, week 5's
-citation table, week 6's route table) is read beside the file it
-names and checked against it, offline. A page that names a file must agree with it; a stale file is
-tests/test_tables.py's business."""
+citation table, week 6's route table) is read beside the file it names and checked against it, offline. A page that
+names a file must agree with it; whether the file is stale is tests/test_tables.py's business."""
 import json
 from pathlib import Path
 
