@@ -36,8 +36,17 @@ class Table:
         return KEYS / f"{self.name}.json"
 
 
-TABLES = [
+TABLES = [   # the commands as the pages give them (fresh_clone_replays.txt replayed these at 2699488)
     Table("results/citations_json_30.json", "verify_citations.py --limit 30 --styles json"),
+    Table("results/benchmark.json", "benchmark.py"),
+    Table("results/benchmark_catalogue.json", "benchmark.py --patterns single,chain,smart --limit 16 "
+          "--corpus catalogue/docs --golden catalogue/golden.json"),
+    Table("results/router_eval.json", "router_eval.py --limit 50 --router-limit 60"),
+    Table("results/flare_eval.json", "flare.py --eval 20"),
+    Table("results/self_rag_eval.json", "self_rag.py --eval 20"),
+    Table("results/crag_eval.json", "crag.py --eval 20"),
+    Table("results/disputes_golden.json", "-m experiments.disputes_eval --golden 60"),
+    Table("results/injection.json", "-m experiments.injection"),
 ]
 
 
