@@ -17,6 +17,8 @@ import json
 import sys
 from pathlib import Path
 
+from pattern_cli import fmt
+
 TOLERANCE = 0.02
 FIGURES = [("answer_f1", "F1"), ("answer_em", "EM"), ("right_share", "right"), ("citation_recall", "c-recall"),
            ("citation_precision", "c-precision"), ("verified_precision", "v-precision"),
@@ -57,10 +59,6 @@ def compare(before, after):
             verdict = "n/a" if x is None or y is None else "ok" if y >= x - TOLERANCE else "WORSE"
             lines.append((pattern, label, x, y, verdict))
     return lines
-
-
-def fmt(x):
-    return "n/a" if x is None else f"{x:.3f}"
 
 
 def main():
