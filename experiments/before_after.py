@@ -10,6 +10,8 @@ side has no value. The figures are issue 59's: F1, EM, citation recall and preci
 share of right answers verified (coverage), the share of right answers, and the router's accuracy (smart: the
 route a question took, read from its retrievals, against its type). A pair whose question ids differ is refused:
 the two runs must answer the same questions.
+--changes GOLDEN.json also lists, per pattern, the questions right before and not after (lost) and the other way
+(won): id, type, question, gold answer, both answers.
 Not handled: the per-split (single, multi) tables; compare them with the benchmark's own .md reports.
 """
 import argparse
@@ -61,11 +63,31 @@ def compare(before, after):
     return lines
 
 
+def changes(before, after, pattern):
+    """([lost row pairs], [won row pairs]): (before row, after row) of the questions whose `right` flipped."""
+    by_id = {r["id"]: r for r in after["rows"][pattern]}
+    pairs = [(r, by_id[r["id"]]) for r in before["rows"][pattern] if r["id"] in by_id]
+    return ([p for p in pairs if p[0]["right"] and not p[1]["right"]],
+            [p for p in pairs if not p[0]["right"] and p[1]["right"]])
+
+
+def print_changes(before, after, golden):
+    for pattern in [p for p in before["rows"] if p in after["rows"]]:
+        for word, pairs in zip(("lost", "won"), changes(before, after, pattern)):
+            print(f"{pattern}: {word} {len(pairs)}")
+            for b, a in pairs:
+                item = golden.get(b["id"], {})
+                print(f"  {b['id']} ({b['type']}) {item.get('question', '?')} gold: {item.get('answer', '?')!r} "
+                      f"before: {b['answer'][:60]!r} after: {a['answer'][:60]!r}")
+
+
 def main():
     ap = argparse.ArgumentParser(description="Before/after figures of the lab at full strength from benchmark JSON "
                                              "pairs (issue 59).")
     ap.add_argument("files", nargs="+", type=Path, help="BEFORE.json AFTER.json [BEFORE.json AFTER.json ...]")
     ap.add_argument("--json", type=Path, help="write every pair's rows here")
+    ap.add_argument("--changes", type=Path, metavar="GOLDEN", help="list the questions whose answer turned right or "
+                                                                   "wrong; GOLDEN gives their questions")
     args = ap.parse_args()
     if len(args.files) % 2:
         sys.exit("before_after: give the files in pairs, BEFORE.json AFTER.json")
@@ -82,6 +104,8 @@ def main():
         for pattern, label, x, y, verdict in lines:
             change = "n/a" if x is None or y is None else f"{y - x:+.3f}"
             print(f"{pattern:8} {label:16} {fmt(x):>7} {fmt(y):>7} {change:>7}  {verdict}")
+        if args.changes:
+            print_changes(before, after, {g["id"]: g for g in json.loads(args.changes.read_text(encoding="utf-8"))})
         report.append({"before": str(b), "after": str(a), "n": n,
                        "rows": [dict(zip(("pattern", "figure", "before", "after", "verdict"), x)) for x in lines]})
     if args.json:

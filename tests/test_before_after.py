@@ -29,3 +29,13 @@ def test_the_router_is_right_when_the_route_matches_the_type():
 def test_runs_on_different_questions_are_refused():
     with pytest.raises(ValueError, match="different questions"):
         before_after.compare(run(0.7), run(0.7, ids=("a", "c")))
+
+
+def test_changes_are_the_questions_whose_rightness_flipped():
+    before, after = run(0.7), run(0.7)
+    for r, ok in zip(before["rows"]["smart"], (True, False)):
+        r["right"] = ok
+    for r, ok in zip(after["rows"]["smart"], (False, True)):
+        r["right"] = ok
+    lost, won = before_after.changes(before, after, "smart")
+    assert [b["id"] for b, _ in lost] == ["a"] and [b["id"] for b, _ in won] == ["b"]
