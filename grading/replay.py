@@ -4,6 +4,7 @@
     python -m grading.replay results/benchmark.json benchmark.py
     python -m grading.replay --all              # every table of grading/tables.py, from the committed cache
     python -m grading.replay --all --record     # ... and keep the cache keys each read in results/keys/ (make replay)
+    python -m grading.replay --make benchmark router_eval   # re-make tables with the model (resumes from .rag/cache)
 
 Runs the script in this process with every model call refused (llm.ScriptedModel that raises, named as the real
 model so that the cache keys are the real ones), with `--json` pointed at a scratch file, then compares that file
@@ -20,6 +21,8 @@ committed snapshot: a fresh clone needs no copy step, and the snapshot is never 
     results/citations_json_30.json   verify_citations.py --limit 30 --styles json   refused 0  fields 586  differ 0
 then the tables named as not replayable, with their commit. --record keeps the keys each replay read (a cache hit),
 which tests/test_tables.py checks against today's code with no model and no replay.
+--make NAME ... runs each named table's command (all of them with no name) with the real model and writes its results
+file, as a student's run would: a long one resumes from .rag/cache, and `--all --record` then replays it.
 Not handled: results written without --json (ordering_ab's plots), scripts that take no --json.
 """
 import argparse
@@ -152,6 +155,21 @@ def replay_all(record=False, snapshot=tables.SNAPSHOT, chosen=None):
     return failed
 
 
+def make(names, python=sys.executable):
+    """Run the named tables' commands (all with none) with the model, each writing its results file; -> the number
+    that exited non-zero. Each runs in its own process, as from the shell, so one table's failure stops no other."""
+    import subprocess
+    known = {t.name: t for t in tables.TABLES}
+    if unknown := [n for n in names if n not in known]:
+        raise ValueError(f"unknown table {unknown[0]!r}: the tables are {', '.join(known)}")
+    failed = 0
+    for t in [known[n] for n in names] or tables.TABLES:
+        cmd = [python, *shlex.split(t.command), "--json", t.file]
+        print(f"## {' '.join(cmd[1:])}", flush=True)
+        failed += subprocess.run(cmd, cwd=ROOT).returncode != 0
+    return failed
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description="Replay a committed result from the cache with the model refused and "
                                              "compare it field by field (timings and engine labels aside).")
@@ -160,7 +178,14 @@ def main(argv=None):
     ap.add_argument("args", nargs=argparse.REMAINDER, help="the script's flags, without --json")
     ap.add_argument("--all", action="store_true", help="every table of grading/tables.py, from results/cache/")
     ap.add_argument("--record", action="store_true", help="with --all: keep the keys each replay read (results/keys/)")
+    ap.add_argument("--make", nargs="*", metavar="NAME", help="re-make these tables (all with none) with the real "
+                    "model: their commands, writing their results files")
     args = ap.parse_args(argv)
+    if args.make is not None:
+        try:
+            sys.exit(1 if make(args.make) else 0)
+        except ValueError as e:
+            sys.exit(f"replay: {e}")
     if args.all:
         sys.exit(1 if replay_all(args.record) else 0)
     if not args.committed or not args.script:
