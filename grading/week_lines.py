@@ -217,12 +217,10 @@ def main():
     ap = argparse.ArgumentParser(description="Function lines each lab page's first command executes, by week "
                                              "(coverage.py, the page's recorded replies: no model call).")
     ap.add_argument("pages", nargs="*", type=Path, help="lab pages (default: every labs/weekN-*.md)")
-    ap.add_argument("--in-process", action="store_true",
-                    help="measure every page in this one process (default: a process forked per page, so one "
-                         "page's loaded modules and caches cannot hide another's lines)")
-    ap.add_argument("--without-index", action="store_true",
-                    help="leave out the index build of the folders the command reads (counted by default, as issue "
-                         "59's table did: about 140 week-1 lines per page)")
+    ap.add_argument("--in-process", action="store_true", help="measure every page in this one process (default: "
+                    "a process per page, so one page's loaded modules cannot hide another's lines)")
+    ap.add_argument("--without-index", action="store_true", help="leave out the index build of the folders the "
+                    "command reads (counted by default, as issue 59's table did: ~140 week-1 lines a page)")
     ap.add_argument("--json", type=Path, help="write every page's row, with its per-file counts, here")
     args = ap.parse_args()
     import coverage
