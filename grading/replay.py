@@ -5,6 +5,7 @@
     python -m grading.replay --all              # every table of grading/tables.py, from the committed cache
     python -m grading.replay --all --record     # ... and keep the cache keys each read in results/keys/ (make replay)
     python -m grading.replay --make benchmark router_eval   # re-make tables with the model (resumes from .rag/cache)
+    python -m grading.replay --all --record --from .rag/cache && python -m grading.replay --snapshot   # then commit
 
 Runs the script in this process with every model call refused (llm.ScriptedModel that raises, named as the real
 model so that the cache keys are the real ones), with `--json` pointed at a scratch file, then compares that file
@@ -20,7 +21,10 @@ checks that the committed figures still come from the cache: a miss shows as a r
 committed snapshot: a fresh clone needs no copy step, and the snapshot is never written), one line per table:
     results/citations_json_30.json   verify_citations.py --limit 30 --styles json   refused 0  fields 586  differ 0
 then the tables named as not replayable, with their commit. --record keeps the keys each replay read (a cache hit),
+and the code key of the command's own module (a table that reads no cache, retrieval's, is current while that is),
 which tests/test_tables.py checks against today's code with no model and no replay.
+--snapshot rewrites results/cache to hold exactly the entries the recorded tables read (from .rag/cache, else the
+snapshot itself), so a fresh clone replays every table and carries nothing else.
 --make NAME ... runs each named table's command (all of them with no name) with the real model and writes its results
 file, as a student's run would: a long one resumes from .rag/cache, and `--all --record` then replays it.
 Not handled: results written without --json (ordering_ab's plots), scripts that take no --json.
@@ -38,7 +42,7 @@ from pathlib import Path
 
 import llm
 from grading import tables
-from lab.cache import Cache, moved
+from lab.cache import Cache, code_key, modules, moved
 
 ROOT = Path(__file__).parent.parent   # the repository (this file is in grading/)
 # keys that describe the run, not its figures
@@ -107,23 +111,26 @@ def replay(committed, script, args):
 @contextlib.contextmanager
 def reading(snapshot):
     """In the block, every cache opens from a scratch copy of the folder `snapshot`; yields {cache name: set of
-    keys read} (hits of get() and `in`), filled as the block runs."""
-    read, get, contains = {}, Cache.get, Cache.__contains__
+    keys read} (hits of get() and `in` on entries the snapshot held; not what the run computed and put itself, with
+    no model: a links layer's names), filled as the block runs."""
+    read, get, contains, held = {}, Cache.get, Cache.__contains__, {}
 
     def noted_get(store, key, default=None):
-        if key in store.data:
+        if key in held.get(store.path.stem, ()):
             read.setdefault(store.path.stem, set()).add(key)
         return get(store, key, default)
 
     def noted_contains(store, key):
         if contains(store, key):
-            read.setdefault(store.path.stem, set()).add(key)
+            if key in held.get(store.path.stem, ()):
+                read.setdefault(store.path.stem, set()).add(key)
             return True
         return False
 
     with tempfile.TemporaryDirectory() as tmp:
         for f in Path(snapshot).glob("*.jsonl"):
             shutil.copy(f, tmp)
+            held[f.stem] = set(Cache(f.stem, tmp).data)   # read from the snapshot; what the run computes is not
         Cache.get, Cache.__contains__ = noted_get, noted_contains
         try:
             with moved([f.stem for f in Path(snapshot).glob("*.jsonl")], tmp):
@@ -150,7 +157,8 @@ def replay_all(record=False, snapshot=tables.SNAPSHOT, chosen=None):
         failed += bool(status or refused or diffs)
         if record and not (status or refused or diffs):
             t.keys_file.parent.mkdir(parents=True, exist_ok=True)
-            t.keys_file.write_text(json.dumps({"file": t.file, "command": t.command, "keys": {
+            code = {t.module: code_key(t.module)} if t.module in modules() else {}   # a script outside: not followed
+            t.keys_file.write_text(json.dumps({"file": t.file, "command": t.command, "code": code, "keys": {
                 name: sorted(keys) for name, keys in sorted(read.items())}}, indent=0) + "\n", encoding="utf-8")
     return failed
 
@@ -178,6 +186,10 @@ def main(argv=None):
     ap.add_argument("args", nargs=argparse.REMAINDER, help="the script's flags, without --json")
     ap.add_argument("--all", action="store_true", help="every table of grading/tables.py, from results/cache/")
     ap.add_argument("--record", action="store_true", help="with --all: keep the keys each replay read (results/keys/)")
+    ap.add_argument("--from", dest="source", type=Path, default=tables.SNAPSHOT, metavar="DIR",
+                    help="with --all: replay from this cache folder (default results/cache; .rag/cache after --make)")
+    ap.add_argument("--snapshot", action="store_true",
+                    help="rewrite results/cache to hold exactly what the recorded tables read, from .rag/cache")
     ap.add_argument("--make", nargs="*", metavar="NAME", help="re-make these tables (all with none) with the real "
                     "model: their commands, writing their results files")
     args = ap.parse_args(argv)
@@ -186,8 +198,16 @@ def main(argv=None):
             sys.exit(1 if make(args.make) else 0)
         except ValueError as e:
             sys.exit(f"replay: {e}")
+    if args.snapshot:
+        from lab.cache import index_dir
+        written, missing = tables.write_snapshot([index_dir() / "cache", tables.SNAPSHOT])
+        for name, n in written.items():
+            print(f"{name:20} {n:6} entries")
+        for name, k in missing:
+            print(f"missing: {name} {k}")
+        sys.exit(1 if missing else 0)
     if args.all:
-        sys.exit(1 if replay_all(args.record) else 0)
+        sys.exit(1 if replay_all(args.record, snapshot=args.source) else 0)
     if not args.committed or not args.script:
         sys.exit("replay: name a committed file and the script that wrote it, or --all")
     if not args.committed.is_file():

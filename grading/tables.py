@@ -35,8 +35,17 @@ class Table:
     def keys_file(self):
         return KEYS / f"{self.name}.json"
 
+    @property
+    def module(self):
+        """The module its command runs: 'retrieve' for "retrieve.py --eval", 'experiments.chain_eval' for "-m ..."."""
+        first, *rest = self.command.split()
+        return rest[0] if first == "-m" else first.removesuffix(".py").replace("/", ".")
+
 
 TABLES = [   # the commands as the pages give them (fresh_clone_replays.txt replayed these at 2699488)
+    Table("results/retrieval.json", "retrieve.py --eval"),
+    Table("results/retrieval_chain.json", "-m experiments.chain_eval"),
+    Table("results/retrieval_chain_test.json", "-m experiments.chain_eval --split test"),
     Table("results/citations_json_30.json", "verify_citations.py --limit 30 --styles json"),
     Table("results/benchmark.json", "benchmark.py"),
     Table("results/benchmark_catalogue.json", "benchmark.py --patterns single,chain,smart --limit 16 "
@@ -64,11 +73,19 @@ def _meta(folder, name):
     return dict(store.meta), set(store.data)
 
 
+def made_by(table):
+    """{module: code key} of the command's own module when its replay was recorded, {} if none: what a table that
+    reads no cache (retrieval, no model) was made by."""
+    path = table.keys_file
+    return json.loads(path.read_text(encoding="utf-8")).get("code", {}) if path.exists() else {}
+
+
 def stale_keys(table, folder=SNAPSHOT, root=None):
     """[(cache name, key, why)] of the cache entries the table was made from that today's code would not read:
-    missing from the snapshot, or keyed by older code of their module (lab.cache.code_key)."""
+    missing from the snapshot, or keyed by older code of their module (lab.cache.code_key); and ("code", module,
+    why) when the command's own module has changed since its replay was recorded."""
     from lab.cache import Cache, code_key
-    out = []
+    out = [("code", m, f"made by older code of {m}") for m, k in made_by(table).items() if code_key(m, root) != k]
     for name, keys in sorted(keys_of(table).items()):
         meta, present = _meta(str(folder), name)
         for k in keys:
@@ -77,3 +94,34 @@ def stale_keys(table, folder=SNAPSHOT, root=None):
             elif k in meta and k != Cache.key(code_key(meta[k][0], root), meta[k][1]):
                 out.append((name, k, f"made by older code of {meta[k][0]}"))
     return out
+
+
+def write_snapshot(sources, folder=SNAPSHOT):
+    """Rewrite the committed cache `folder` to hold exactly the entries the recorded tables read (results/keys/),
+    each taken from the first of `sources` (cache folders) that holds it, with its module and inputs hash.
+    -> ({cache name: entries written}, [(cache name, key) found in no source])."""
+    from lab.cache import Cache
+    wanted = {}
+    for t in TABLES:
+        for name, keys in keys_of(t).items():
+            wanted.setdefault(name, set()).update(keys)
+    stores = [{n: Cache(n, src) for n in wanted} for src in sources]
+    written, missing = {}, []
+    for name, keys in sorted(wanted.items()):
+        lines = []
+        for k in sorted(keys):
+            store = next((s[name] for s in stores if k in s[name].data), None)
+            if store is None:
+                missing.append((name, k))
+            else:
+                lines.append(store._line(store._key(k), store.data[k]))
+        path = Path(folder) / f"{name}.jsonl"
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text("".join(lines), encoding="utf-8")
+        tmp.replace(path)
+        written[name] = len(lines)
+    for stale in set(p.stem for p in Path(folder).glob("*.jsonl")) - set(wanted):
+        (Path(folder) / f"{stale}.jsonl").unlink()   # a cache no table reads
+    _meta.cache_clear()
+    return written, missing
+

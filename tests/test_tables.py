@@ -9,7 +9,7 @@ import json
 import pytest
 
 from grading import replay, tables
-from lab.cache import Cache, Key, keyed
+from lab.cache import Cache, Key, code_key, keyed
 
 TOY = '''
 import argparse, json
@@ -64,6 +64,17 @@ def test_an_entry_made_by_older_code_or_missing_is_stale(toy):
                                                                           "not in the snapshot"]
 
 
+def test_a_table_that_reads_no_cache_is_stale_when_its_scripts_code_changes(tmp_path, monkeypatch):
+    monkeypatch.setattr(tables, "KEYS", tmp_path)
+    table = tables.Table("results/retrieval.json", "retrieve.py --eval")
+    assert table.module == "retrieve" and tables.Table("r.json", "-m experiments.chain_eval").module == \
+        "experiments.chain_eval"
+    table.keys_file.write_text(json.dumps({"code": {"retrieve": code_key("retrieve")}, "keys": {}}))
+    assert tables.stale_keys(table) == []
+    table.keys_file.write_text(json.dumps({"code": {"retrieve": "0" * 16}, "keys": {}}))
+    assert tables.stale_keys(table) == [("code", "retrieve", "made by older code of retrieve")]
+
+
 def test_a_miss_is_a_refused_call_and_no_keys_are_kept(toy, capsys):
     snapshot, table = toy
     (snapshot / "toy.jsonl").write_text("")
@@ -88,8 +99,32 @@ def test_make_runs_a_tables_command_and_writes_its_file(tmp_path, monkeypatch, c
         replay.make(["nope"])
 
 
+def test_the_snapshot_keeps_what_the_tables_read_and_drops_the_rest(toy, tmp_path, monkeypatch):
+    snapshot, table = toy
+    replay.replay_all(record=True, snapshot=snapshot, chosen=[table])
+    Cache("toy", snapshot).put(keyed("golden", "another question"), "unread")
+    Cache("other", snapshot).put("k", "no table reads this cache")
+    monkeypatch.setattr(tables, "TABLES", [table])
+    written, missing = tables.write_snapshot([tmp_path / "empty", snapshot], snapshot)
+    assert written == {"toy": 1} and missing == [] and not (snapshot / "other.jsonl").exists()
+    assert Cache("toy", snapshot).data == {keyed("golden", "toy question"): "Hartmoor"}
+    assert replay.replay_all(snapshot=snapshot, chosen=[table]) == 0   # and it still replays
+    table.keys_file.write_text(json.dumps({"keys": {"toy": ["0" * 64]}}))
+    assert tables.write_snapshot([snapshot], snapshot)[1] == [("toy", "0" * 64)]
+
+
+def test_what_a_replay_computes_itself_is_not_recorded_as_read(toy):
+    snapshot, table = toy
+    with replay.reading(snapshot) as read:
+        store = Cache.shared("toy")
+        store.put("computed", 1)
+        assert store.get("computed") == 1 and store.get(keyed("golden", "toy question")) == "Hartmoor"
+    assert read == {"toy": {keyed("golden", "toy question")}}
+
+
 # issue 60, in progress: the registered tables not yet re-made with today's code (re-made and recorded, each leaves)
-NOT_YET_REMADE = {t.file for t in tables.TABLES}   # all of them, until the code of issues 59 and 61 settles
+NOT_YET_REMADE = {t.file for t in tables.TABLES} - {   # until the code of issues 59 and 61 settles; re-made so far:
+    "results/retrieval.json", "results/retrieval_chain.json", "results/retrieval_chain_test.json"}
 
 
 @pytest.mark.parametrize("table", tables.TABLES, ids=lambda t: t.name)
@@ -100,5 +135,5 @@ def test_every_committed_table_comes_from_todays_code(table):
         return
     if table.file in NOT_YET_REMADE:
         pytest.xfail("issue 60: not yet re-made with today's code")
-    assert tables.keys_of(table), f"{table.file}: never recorded: python -m grading.replay --all --record"
+    assert table.keys_file.exists(), f"{table.file}: never recorded: python -m grading.replay --all --record"
     assert tables.stale_keys(table) == []
