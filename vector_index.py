@@ -78,6 +78,8 @@ def load_documents(folder, max_mb=MAX_FILE_MB, quiet=False, max_pages=None, any_
             continue
         try:
             docs[key] = read_document(path, max_mb * 2**20, max_pages, any_language)
+            for note in docs[key].notes:
+                quiet or warn(f"{path}: {note}")
         except (ValueError, OSError) as e:
             quiet or warn(f"{path}: {e}, skipped")
             failed.append(key)

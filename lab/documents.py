@@ -41,7 +41,7 @@ EXTENSIONS = (".txt", ".md", ".pdf", ".docx", ".html", ".htm")
 MAX_FILE_MB = 5          # a text file (.txt .md .html) or the text of a PDF/Word file over this is skipped (--max-mb)
 MAX_BINARY_MB = 100      # a PDF or Word file on disk (its images and fonts count) over this is skipped unread
 MAX_PAGES = 200          # a PDF with more pages is skipped (--max-pages, RAG_MAX_PAGES)
-READER = "2"             # part of a PDF/Word/HTML file's hash: bump it when a reader's output changes (re-embeds them)
+READER = "3"             # part of a PDF/Word/HTML file's hash: bump it when a reader's output changes (re-embeds them)
 TABLES = "1"             # part of the hash of a text with a table: bump it when how tables are chunked changes
 MIN_WORDS_JUDGED = 20    # texts shorter than this are never called "not English"
 ENGLISH = frozenset("the of and to is was for that with as by at from his her it are were be this which or he she has "
@@ -75,6 +75,7 @@ class Block(NamedTuple):
     end: int
     page: int       # 1-based PDF page, 0 when the format has none
     section: str    # heading path "Admissions > Prerequisites", '' when none
+    ocr: bool = False   # the text was read from the page's image by OCR (a scan)
 
 
 @dataclass
@@ -85,6 +86,7 @@ class Doc:
     hash: str
     file: str = ""                               # the file's name, as shown in citations
     blocks: list = field(default_factory=list)   # [Block]; empty: the whole text is one block
+    notes: list = field(default_factory=list)    # what was left out of a file that was read ('page 3 could not ...')
 
 
 def doc_id(path):
@@ -98,7 +100,7 @@ def where(meta):
     -> 'handbook.pdf p. 12 · Admissions > Prerequisites'"""
     if not meta.get("page") and not meta.get("section"):
         return ""
-    page = f" p. {meta['page']}" if meta.get("page") else ""
+    page = f" p. {meta['page']}" + (" (OCR)" if meta.get("ocr") else "") if meta.get("page") else ""
     return f"{meta.get('file') or meta.get('doc', '')}{page}" + (f" · {meta['section']}" if meta.get("section") else "")
 
 
@@ -138,7 +140,7 @@ def read_document(path, max_bytes=MAX_FILE_MB * 2**20, pages=None, any_language=
     else:
         readers = {".pdf": lambda: read_pdf(raw, max_pages() if pages is None else pages),
                    ".docx": lambda: read_docx(raw), ".html": lambda: read_html(raw), ".htm": lambda: read_html(raw)}
-        title, text, blocks = readers[kind]()
+        title, text, blocks, *notes = readers[kind]()
         if not text.strip():
             raise ValueError("no text found")
         if len(text.encode()) > max_bytes:
@@ -148,7 +150,8 @@ def read_document(path, max_bytes=MAX_FILE_MB * 2**20, pages=None, any_language=
         if not keep_all and (why := not_english(text)):
             raise ValueError(why + "; RAG_ANY_LANGUAGE=1 keeps it")
         doc = Doc(doc_id(path), (title or path.stem).strip()[:200], text,
-                  hashlib.sha1(raw + READER.encode() + tables(text)).hexdigest()[:16], path.name, blocks)
+                  hashlib.sha1(raw + READER.encode() + tables(text)).hexdigest()[:16], path.name, blocks,
+                  notes[0] if notes else [])
     return doc
 
 
@@ -233,20 +236,72 @@ def assemble(parts):
 
 
 def read_pdf(raw, pages=MAX_PAGES):
-    """PDF bytes -> (title, text, one Block per page that has text)."""
+    """PDF bytes -> (title, text, Blocks, notes): each page's lines from lab/pdf.py (headings, rows 'a | b | c'), a page
+    without a text layer read by OCR (lab/ocr.py); blocks cut at pages and at headings, so a block has one page and
+    one section. The title is the PDF's own, else its first heading; a first line that says the title is dropped, like
+    HTML's <h1>. A page OCR cannot read with confidence is left out, with a note that says so."""
+    from lab import ocr
+    from lab.pdf import pdf_lines
     title, texts = pdf_pages(raw, pages)
-    if not any(texts):
-        raise ValueError("no text layer: OCR is not supported")
-    texts = strip_running(texts)
-    out, blocks, pos = [], [], 0
-    for n, t in enumerate(texts, 1):
-        if t:
-            out.append(t)
-            blocks.append(Block(pos, pos + len(t), n, ""))
-            pos += len(t) + 2
-    if title.lower() in ("", "untitled"):   # reportlab's default title is 'untitled'
-        title = next(line for line in out[0].splitlines() if line.strip())
-    return title, "\n\n".join(out), blocks
+    lines = pdf_lines(raw, len(texts))
+    scans = [n for n, (t, page) in enumerate(zip(texts, lines), 1) if not t.strip() and not page]
+    read = ocr.ocr_pages(raw, scans, ocr.file_key(raw) + READER) if scans else {}
+    unread = [n for n in scans if read[n][1] < ocr.MIN_CONFIDENCE or not read[n][0]]
+    for n in scans:
+        lines[n - 1] = read[n][0] if n not in unread else []
+    if not any(lines):
+        raise ValueError("no text layer, and OCR found no text it could read with confidence" if scans
+                         else "no text found")
+    kept = strip_running(["\n".join(t for _, t in page) for page in lines])
+    lines = [keep_lines(page, k) for page, k in zip(lines, kept)]
+    first = next((page[0] for page in lines if page), (None, ""))
+    if first[0] is not None and (title.lower() in ("", "untitled") or " ".join(first[1].split()).lower()
+                                 == " ".join(title.split()).lower() or first[0] == 1):
+        title = title if title.lower() not in ("", "untitled") else first[1]   # reportlab's default: 'untitled'
+        lines[next(n for n, page in enumerate(lines) if page)].pop(0)
+    elif title.lower() in ("", "untitled"):
+        title = first[1]
+    parts = [(n, level, t) for n, page in enumerate(lines, 1) for level, t in page]
+    text, blocks = paged(parts, {n for n in scans if n not in unread})
+    notes = [f"page {n} could not be read by OCR with confidence ({read[n][1]:.2f}), left out" for n in unread]
+    return title, text, blocks, notes
+
+
+def keep_lines(page, kept):
+    """The page's (level, line) parts that strip_running kept (it only drops lines, so they align in order)."""
+    want, out = kept.splitlines(), []
+    for part in page:
+        if want and part[1] == want[0]:
+            out.append(part)
+            want.pop(0)
+    return out
+
+
+def paged(parts, ocr_pages=()):
+    """[(page, level, line)] -> (text, [Block]): pages apart by a blank line, cut at headings into sections that
+    run on across pages, and each section cut again at every page. 'p. 3 (OCR)' for a page OCR read."""
+    text, heads, starts, pos, page = [], [], {}, 0, None
+    for n, level, line in parts:
+        if n != page and text:
+            text.append("")
+            pos += 1
+        if n != page:
+            starts[n], page = pos, n
+        if level is not None:
+            heads.append((pos, level, line))
+        text.append(line)
+        pos += len(line) + 1
+    joined = "\n".join(text)
+    spans = sections(heads, joined) if heads else [Block(0, len(joined), 0, "")]
+    pages = sorted(starts.items())
+    bounds = [(n, s, pages[i + 1][1] - 1 if i + 1 < len(pages) else len(joined)) for i, (n, s) in enumerate(pages)]
+    blocks = []
+    for b in spans:
+        for n, s, e in bounds:
+            lo, hi = max(b.start, s), min(b.end, e)
+            if joined[lo:hi].strip():
+                blocks.append(Block(lo, hi, n, b.section, n in ocr_pages))
+    return joined, blocks
 
 
 def strip_running(texts, edge=2):

@@ -1,0 +1,191 @@
+"""A PDF page as lines the way the other formats give them: headings with their level, table rows as 'a | b | c'
+(header row first), the rest of the text in reading order. lab/documents.read_pdf cuts the lines into page and
+section blocks; lab/ocr.py gives the same lines for a page that has no text layer.
+
+    from lab.pdf import pdf_lines
+    pages = pdf_lines(raw)   # pages[0] -> [(None, 'The fleet has five vessels.'), (2, 'Vessels'),
+                             #              (None, 'Vessel | Built | Cars'), (None, 'MV Gannet Rock | 2004 | 42')]
+
+Expected output: one list per page of (heading level or None, line); [] for a page with no text layer.
+Three ways in, the best the file allows (chosen by python -m experiments.pdf_tables, results/pdf_tables.txt):
+- tagged PDF (Chromium, Word and LibreOffice print tags): the structure tree says which text is a heading (H1-H6),
+  a table row (TR) and its cells (TH, TD), a paragraph; read in the tree's order, so nothing is guessed. Running
+  headers and footers are artifacts, outside the tree.
+- untagged: pdfplumber finds tables by their drawn lines, and the text around them in reading order by position; a
+  line in a larger font than the body (or all bold and short) is a heading, its level by size.
+- the PDF's outline (bookmarks), when it has one, says which lines are headings and their levels instead.
+Not handled: tables without drawn lines in untagged PDFs (their rows stay lines of words), multi-column reading order
+in untagged PDFs, headings printed as images.
+"""
+import io
+import re
+from collections import Counter
+
+HEADING_RATIO = 1.15     # a line whose font is this much larger than the body's is a heading (untagged PDFs)
+HEADING_WORDS = 14       # a bold line of the body's size is a heading only when this short
+TAG_COVERAGE = 0.8       # a page is read by its tags when they cover this share of its characters
+BLOCK_TAGS = {"P", "LI", "LBody", "Lbl", "Caption", "BlockQuote", "Code", "Div", "Sect", "Art", "Part", "TOC",
+              "TOCI", "Note", "Figure", "Formula", "Span", "Link", "NonStruct", "Document", "L"}
+
+
+def pdf_lines(raw, pages=None):
+    """PDF bytes -> [[(heading level or None, line)] per page]. ValueError for a file pdfplumber cannot open."""
+    import pdfplumber
+    from pdfminer.pdfparser import PDFSyntaxError
+    try:
+        pdf = pdfplumber.open(io.BytesIO(raw))
+        pdf_pages = pdf.pages if pages is None else pdf.pages[:pages]
+    except (PDFSyntaxError, Exception) as e:   # pdfminer raises many kinds on a broken file
+        raise ValueError(f"corrupt PDF ({type(e).__name__})") from None
+    with pdf:
+        tagged = tagged_lines(pdf, pdf_pages) or [None] * len(pdf_pages)
+        plain = None
+        out = []
+        for n, page in enumerate(pdf_pages):
+            if tagged[n] is not None:
+                out.append(tagged[n])
+                continue
+            plain = plain if plain is not None else body_font(pdf_pages)
+            out.append(layout_lines(page, plain))
+    return heading_levels(out)
+
+
+# ---- tagged PDFs: the structure tree ----
+
+def tagged_lines(pdf, pages):
+    """[[(level, line)] or None per page] from the structure tree; None for a page its tags do not cover (and for
+    the whole file when it has no tree)."""
+    from pdfplumber.structure import PDFStructTree, StructTreeMissing
+    try:
+        tree = PDFStructTree(pdf)
+    except (StructTreeMissing, Exception):   # a broken tree is read as no tree
+        return None
+    chars, total = {}, Counter()    # (page number, mcid) -> chars; page number -> characters that are not spaces
+    for page in pages:
+        for c in page.chars:
+            total[page.page_number] += bool(c["text"].strip())
+            if c.get("mcid") is not None:
+                chars.setdefault((page.page_number, c["mcid"]), []).append(c)
+    items, seen = [], Counter()    # (page, heading level, key, text); page -> characters the tags cover
+    for el in tree:
+        walk(el, None, None, chars, items, seen)
+    out, last = {p.page_number: [] for p in pages}, {}
+    for page, level, key, text in items:
+        text = " ".join(text.split())
+        if page not in out or not text:
+            continue
+        lines = out[page]
+        prev = last.get(page)
+        if key is not None and prev is not None and prev[:2] == key[:2] and lines:
+            lines[-1] = (lines[-1][0], lines[-1][1] + (" | " if key[0] == "row" and prev != key else " ") + text)
+        else:
+            lines.append((level, text))
+        last[page] = key
+    covered = [seen[p.page_number] >= TAG_COVERAGE * total[p.page_number] and total[p.page_number] for p in pages]
+    return [out[p.page_number] if ok else None for p, ok in zip(pages, covered)] if any(covered) else None
+
+
+def walk(el, level, key, chars, items, seen):
+    """Depth-first through the tree in reading order: each marked piece of text becomes an item (page, heading level,
+    key, text). Pieces with one key join into one line: a paragraph's or heading's pieces with spaces, the cells of
+    one TR with ' | ' (a cell's own pieces with a space)."""
+    from pdfplumber.utils import extract_text
+    kind = el.type
+    if re.fullmatch(r"H[1-6]?", kind):
+        level, key = int(kind[1:] or 1), ("para", id(el))
+    elif kind == "TR":
+        key = ("row", id(el))
+    elif kind in ("TD", "TH") and key and key[0] == "row":
+        key = ("row", key[1], id(el))
+    elif kind in ("P", "LI", "Caption") and not (key and key[0] == "row"):
+        key = ("para", id(el))
+    for mcid in el.mcids:
+        cs = chars.get((el.page_number, mcid))
+        if not cs:
+            continue
+        seen[el.page_number] += sum(bool(c["text"].strip()) for c in cs)
+        items.append((el.page_number, level, key, extract_text(cs, x_tolerance=1.5)))
+    for child in el.children:
+        walk(child, level, key, chars, items, seen)
+
+
+# ---- untagged PDFs: drawn tables, font sizes ----
+
+def body_font(pages):
+    """The body text's font size: the size most characters have (rounded to 0.5 pt)."""
+    sizes = Counter(round(c["size"] * 2) / 2 for p in pages for c in p.chars if c["text"].strip())
+    return sizes.most_common(1)[0][0] if sizes else 0
+
+
+def bold(fontname):
+    return bool(re.search(r"bold|black|heavy|semibold", fontname or "", re.I))
+
+
+def layout_lines(page, body):
+    """One untagged page -> [(level, line)]: tables by their ruled lines (pdfplumber), each row 'a | b | c'; the text
+    outside them as lines by position; a line larger than the body, or bold and short, is a heading (level by size,
+    fixed to 1-6 by rank later in heading_levels)."""
+    try:
+        tables = [t for t in page.find_tables() if len(t.rows) >= 2 and len(t.rows[0].cells) >= 2]
+    except Exception:   # a page whose drawings pdfplumber cannot read still has its text
+        tables = []
+    inside = lambda obj, box: box[0] - 1 <= obj["x0"] and obj["x1"] <= box[2] + 1 and box[1] - 1 <= obj["top"] \
+        and obj["bottom"] <= box[3] + 1
+    outside = page.filter(lambda o: o.get("object_type") != "char" or not any(inside(o, t.bbox) for t in tables))
+    placed = []   # (top, level or None, text)
+    for line in outside.extract_text_lines(layout=False, strip=True, return_chars=True):
+        chars = [c for c in line["chars"] if c["text"].strip()]
+        if not chars or not line["text"].strip():
+            continue
+        size = max(Counter(round(c["size"] * 2) / 2 for c in chars).items(), key=lambda kv: kv[1])[0]
+        heavy = all(bold(c.get("fontname")) for c in chars)
+        words = len(line["text"].split())
+        heading = body and (size >= body * HEADING_RATIO or (heavy and words <= HEADING_WORDS
+                                                             and not line["text"].rstrip().endswith((".", ":"))))
+        placed.append((line["top"], line["bottom"], -size if heading else None, line["text"].strip()))
+    for t in tables:
+        for r, cells in zip(t.rows, t.extract()):
+            text = " | ".join(" ".join((c or "").split()) for c in cells if c and c.strip())
+            if text:
+                placed.append((r.bbox[1], r.bbox[3], None, text))
+    placed.sort(key=lambda x: x[0])
+    out, below = [], None
+    for top, bottom, level, text in placed:   # a heading wrapped over two lines is one heading
+        if out and level is not None and out[-1][0] == level and top - below < 0.5 * (bottom - top):
+            out[-1] = (level, f"{out[-1][1]} {text}")
+        else:
+            out.append((level, text))
+        below = bottom
+    return out
+
+
+def heading_levels(pages):
+    """Untagged headings carry -size as their level: make them 1, 2, 3 ... by size, largest first (in place)."""
+    sizes = sorted({lv for page in pages for lv, _ in page if lv is not None and lv < 0})
+    rank = {s: n + 1 for n, s in enumerate(sizes)}
+    for page in pages:
+        page[:] = [(rank[lv] if lv is not None and lv < 0 else lv, t) for lv, t in page]
+    return pages
+
+
+def outline_levels(raw, pages):
+    """When the PDF has an outline (bookmarks), its entries are the headings: a line on the entry's page that reads
+    as the entry's title becomes a heading of the entry's level, and no other line is one (in place)."""
+    import pypdfium2 as pdfium
+    try:
+        doc = pdfium.PdfDocument(raw)
+        toc = [(b.level + 1, (b.get_title() or "").strip(), b.page_index) for b in doc.get_toc()]
+        doc.close()
+    except Exception:
+        return pages
+    toc = [t for t in toc if t[1] and t[2] is not None and t[2] < len(pages)]
+    if not toc:
+        return pages
+    norm = lambda s: " ".join(s.lower().split())
+    wanted = {}
+    for level, title, page in toc:
+        wanted.setdefault(page, {})[norm(title)] = level
+    for n, page in enumerate(pages):
+        titles = wanted.get(n, {})
+        page[:] = [(titles.get(norm(t)), t) if not (lv is None and " | " in t) else (lv, t) for lv, t in page]
+    return pages
