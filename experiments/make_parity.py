@@ -1,5 +1,6 @@
 """Builds parity/'s Markdown sources in five formats, as the format-parity check (issue 61) builds an unseen folder:
-Markdown as written, HTML (markdown-it-py), PDF printed from that HTML by headless Chromium, Word (python-docx:
+Markdown as written, HTML (markdown-it-py; half the sources' tables with drawn cell borders, half as the browser
+draws a bare <table>, without lines), PDF printed from that HTML by headless Chromium, Word (python-docx:
 Title and Heading styles, real tables) and scanned PDF (each printed page rendered at 150 dpi in greyscale, turned by
 under half a degree, saved as an image-only PDF by Pillow: no text layer).
 
@@ -28,8 +29,8 @@ DPI = 150                 # the scans' resolution, as the hidden check makes the
 MAX_TURN = 0.45           # degrees: every scanned page is turned by a seeded angle in [-MAX_TURN, MAX_TURN]
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
                  "--no-pdf-header-footer"]
-CSS = ("body{font-family:sans-serif;max-width:46em;margin:2em auto;line-height:1.4}"
-       "table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #888;padding:4px 8px;text-align:left}")
+CSS = "body{font-family:sans-serif;max-width:46em;margin:2em auto;line-height:1.4}"
+RULED = "table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #888;padding:4px 8px;text-align:left}"
 
 
 def markdown():
@@ -38,14 +39,15 @@ def markdown():
     return MarkdownIt("commonmark").enable("table")
 
 
-def to_html(source):
-    """A .md source -> a standalone HTML page; its '# ' line is the <h1> and the <title>."""
+def to_html(source, ruled=True):
+    """A .md source -> a standalone HTML page; its '# ' line is the <h1> and the <title>. ruled: tables with drawn
+    cell borders (else the browser's default table: no lines at all)."""
     import html
     text = source.read_text()
     title = text.splitlines()[0].lstrip("# ").strip()
     body = markdown().render(text)
     return (f"<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
-            f"<style>{CSS}</style></head>\n<body><main>\n{body}</main></body></html>\n")
+            f"<style>{CSS}{RULED if ruled else ''}</style></head>\n<body><main>\n{body}</main></body></html>\n")
 
 
 def to_docx(source, path):
@@ -112,10 +114,10 @@ def build(out=OUT, sources=SOURCES, seed=61):
     for f in FORMATS:
         shutil.rmtree(out / f, ignore_errors=True)
         (out / f).mkdir(parents=True)
-    for source in sorted(sources.glob("*.md")):
+    for n, source in enumerate(sorted(sources.glob("*.md"))):
         shutil.copy(source, out / "md" / source.name)
         html_path = out / "html" / f"{source.stem}.html"
-        html_path.write_text(to_html(source))
+        html_path.write_text(to_html(source, ruled=n % 2 == 0))   # half the tables with drawn lines, half without
         to_docx(source, out / "docx" / f"{source.stem}.docx")
         print_pdf(html_path, out / "pdf" / f"{source.stem}.pdf", chromium)
         scan(out / "pdf" / f"{source.stem}.pdf", out / "scan" / f"{source.stem}.pdf", rng)
