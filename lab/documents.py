@@ -243,6 +243,8 @@ def read_pdf(raw, pages=MAX_PAGES):
     from lab import ocr
     from lab.pdf import pdf_lines
     title, texts = pdf_pages(raw, pages)
+    if re.fullmatch(r"[\w.-]+", title) and (re.search(r"[-_.]", title) or title.islower()):
+        title = ""   # a file's name as its title (Pillow writes one): the first heading says more
     lines = pdf_lines(raw, len(texts))
     scans = [n for n, (t, page) in enumerate(zip(texts, lines), 1) if not t.strip() and not page]
     read = ocr.ocr_pages(raw, scans, ocr.file_key(raw) + READER) if scans else {}

@@ -18,12 +18,14 @@ Not handled: handwriting, pages turned by 90 degrees, multi-column reading order
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 
-OCR_VERSION = "2"        # part of the cache's key: bump it when the way a page is read changes
+OCR_VERSION = "3"        # part of the cache's key: bump it when the way a page is read changes
 DPI = 200                # scans are rendered at this resolution for the detector (150-dpi scans are upsampled)
 MIN_CONFIDENCE = 0.6     # a page read with a lower mean confidence is skipped with one line
 CELL_GAP = 0.6           # boxes on one row further apart than this many line heights are table cells
+WORD_GAP = 0.32          # a white gap wider than this share of a line's ink height parts two words
 HEADING_STROKE = 1.6     # a line alone on its row drawn this much bolder than the page's text is a heading
 HEADING_WORDS = 14       # ... when it is this short and ends without a full stop
 BAR_PAGES = 3            # a run of more pages than this shows a progress bar
@@ -76,8 +78,9 @@ def engine():
     return _ENGINE
 
 
-def read_image(image):
-    """A page image (PIL) -> ([(level, line)], mean confidence); ([], 0.0) when no text is found."""
+def read_image(image, flipped=False):
+    """A page image (PIL) -> ([(level, line)], mean confidence); ([], 0.0) when no text is found. The page's way up is
+    its lines' majority vote (one line's own vote can be wrong: a long line squeezed into the classifier's window)."""
     import numpy as np
     eng, img = engine(), np.array(image.convert("RGB"))
     boxes, _ = eng.text_det(img)
@@ -85,7 +88,9 @@ def read_image(image):
         return [], 0.0
     boxes = eng.sorted_boxes(boxes)
     crops = eng.get_crop_img_list(img, boxes)
-    crops, _, _ = eng.text_cls(crops)
+    _, turned, _ = eng.text_cls([c.copy() for c in crops])
+    if not flipped and sum(label == "180" for label, _ in turned) > len(turned) / 2:
+        return read_image(image.rotate(180), flipped=True)   # a page upside down: read it turned, lines in order
     pieces = [words(c) for c in crops]
     flat = [w for p in pieces for w in p]
     results, _ = eng.text_rec(flat)
@@ -93,7 +98,7 @@ def read_image(image):
     for box, p, crop in zip(boxes, pieces, crops):
         got = results[k:k + len(p)]
         k += len(p)
-        text = " ".join(t for t, s in got if t.strip())
+        text = tidy(" ".join(t for t, s in got if t.strip()))
         if not text:
             continue
         chars += len(text)
@@ -106,8 +111,8 @@ def read_image(image):
 
 
 def words(crop):
-    """A line's image -> its words' images, cut at white gaps wider than a quarter of the ink's height (letters
-    are 1-3 px apart, words about a third of the font size)."""
+    """A line's image -> its words' images, cut at white gaps wider than WORD_GAP of the ink's height (letters are
+    1-3 px apart, words about 0.4 of the font size)."""
     import numpy as np
     grey = crop.mean(axis=2) if crop.ndim == 3 else crop
     lo, hi = np.percentile(grey, 2), np.percentile(grey, 98)
@@ -117,7 +122,7 @@ def words(crop):
     inked_rows = np.where(ink.any(axis=1))[0]
     height = inked_rows[-1] - inked_rows[0] + 1 if len(inked_rows) else crop.shape[0]
     cols = ink.any(axis=0)
-    gap = max(3, int(0.25 * height))
+    gap = max(3, int(WORD_GAP * height))
     cuts, run, start = [], 0, None
     for x, c in enumerate(cols):
         if c:
@@ -149,6 +154,12 @@ def stroke(crop):
         edges = np.diff(np.concatenate([[0], row.astype(np.int8), [0]]))
         runs.extend(np.where(edges == -1)[0] - np.where(edges == 1)[0])
     return float(np.median(runs)) if runs else 0
+
+
+def tidy(text):
+    """Spaces the word cuts put where none belong: '5. 10' -> '5.10', '09: 10' -> '09:10', 'season .' -> 'season.'"""
+    text = re.sub(r"(\d[.:,]) (?=\d)", r"\1", text)
+    return re.sub(r" (?=[.,;:!?)])", "", text)
 
 
 def rows(found):

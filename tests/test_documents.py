@@ -147,7 +147,7 @@ def test_the_limits_can_be_raised(tmp_path, monkeypatch):
 
 def test_the_scanned_fixture_is_read_by_ocr():
     doc = documents.read_document(BAD / "scanned.pdf")   # once skipped ("no text layer"); issue 61 reads it
-    assert doc.text == "Minutes of the library committee, 3 May 2026" and doc.blocks[0].ocr
+    assert "library committee, 3 May 2026" in doc.text and "Minutes" in doc.text and doc.blocks[0].ocr
 
 
 def test_not_english_rule():
