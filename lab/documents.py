@@ -386,8 +386,9 @@ def docx_parts(raw):
                 parts.append((int(m.group(1)) if m else None, text))
         elif tag == "tbl":
             for row in Table(block, d).rows:
-                cells = [" ".join(c.text.split()) for c in row.cells]
-                cells = [c for n, c in enumerate(cells) if c and (n == 0 or c != cells[n - 1])]   # merged cells repeat
+                grid = row.cells   # a merged cell is the same cell again at each grid column it spans
+                cells = [" ".join(c.text.split()) for n, c in enumerate(grid) if n == 0 or c._tc is not grid[n - 1]._tc]
+                cells = [c for c in cells if c]
                 if cells:
                     parts.append((None, " | ".join(cells)))
     return title, parts

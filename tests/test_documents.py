@@ -222,3 +222,16 @@ def test_an_html_table_row_chunk_has_its_header(monkeypatch):
 def test_only_a_text_with_a_table_gets_a_new_hash():
     assert documents.tables("a ref |title=Census| in prose\nand more") == b""   # one '|' line is no table
     assert documents.tables("Day | Room\nMon | HAL 1") != b""
+
+
+def test_a_word_row_keeps_equal_cells_and_reads_a_merged_cell_once(tmp_path):
+    import docx
+    d = docx.Document()
+    t = d.add_table(rows=2, cols=3)
+    for c, text in zip(t.rows[0].cells, ["Kessock Junction", "Yes", "Yes"]):
+        c.text = text
+    t.cell(1, 0).merge(t.cell(1, 1)).text = "Closed on Sundays"
+    t.cell(1, 2).text = "No"
+    d.save(tmp_path / "stations.docx")
+    lines = documents.read_document(tmp_path / "stations.docx").text.splitlines()
+    assert lines == ["Kessock Junction | Yes | Yes", "Closed on Sundays | No"]
