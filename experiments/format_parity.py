@@ -158,7 +158,9 @@ def main():
     missing = [f for f in formats if not (args.built / f).is_dir()]
     if missing:
         sys.exit(f"format_parity: {args.built} has no {', '.join(missing)}: run python -m experiments.make_parity")
-    print(f"built {args.built}  sources {args.sources}  golden {args.golden} ({len(golden)} questions)  k {K}")
+    from lab.cache import portable
+    print(f"built {portable(str(args.built.resolve()))}  sources {portable(str(args.sources.resolve()))}  "
+          f"golden {portable(str(args.golden.resolve()))} ({len(golden)} questions)  k {K}")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["RAG_INDEX_DIR"] = tmp   # a fresh index and an empty OCR cache: every format read from scratch
@@ -173,7 +175,7 @@ def main():
               f"{r['sections']:>10.3f}{cer:>9}{r['s_per_page']:>8.3f}")
     if args.json:
         from lab.cache import write_json
-        write_json(args.json, {"golden": str(args.golden), "k": K, "rows": rows})
+        write_json(args.json, {"golden": str(args.golden.resolve()), "k": K, "rows": rows})
 
 
 if __name__ == "__main__":

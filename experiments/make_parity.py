@@ -134,7 +134,9 @@ def main():
     ap.add_argument("--sources", type=Path, default=SOURCES, help="folder of .md sources")
     ap.add_argument("--seed", type=int, default=61, help="seed of the scans' turns")
     args = ap.parse_args()
-    print(f"sources {args.sources}  out {args.out}  dpi {DPI}  turn <= {MAX_TURN} deg  seed {args.seed}")
+    from lab.cache import portable
+    print(f"sources {portable(str(args.sources.resolve()))}  out {portable(str(args.out.resolve()))}  dpi {DPI}  "
+          f"turn <= {MAX_TURN} deg  seed {args.seed}")
     for f, (files, pages) in build(args.out, args.sources, args.seed).items():
         print(f"{f:<6} {files:>3} files {pages:>4} pages")
 

@@ -62,7 +62,9 @@ def main():
     import pypdfium2 as pdfium
     files = sorted(args.pdfs.glob("*.pdf"))
     pages = sum(len(pdfium.PdfDocument(str(p))) for p in files)
-    print(f"pdfs {args.pdfs} ({len(files)} files, {pages} pages)  sources {args.sources}")
+    from lab.cache import portable
+    print(f"pdfs {portable(str(args.pdfs.resolve()))} ({len(files)} files, {pages} pages)  "
+          f"sources {portable(str(args.sources.resolve()))}")
     rows = []
     for way, read in WAYS.items():
         want = found = ordered = 0
@@ -86,7 +88,7 @@ def main():
         print(f"{r['way']:<30}{r['rows_as_cells']:>14.3f}{r['in_order']:>10.3f}{r['s_per_page']:>8.3f}  {r['licence']}")
     if args.json:
         from lab.cache import write_json
-        write_json(args.json, {"pdfs": str(args.pdfs), "rows": rows})
+        write_json(args.json, {"pdfs": str(args.pdfs.resolve()), "rows": rows})
 
 
 if __name__ == "__main__":
