@@ -5,6 +5,7 @@ read? Retrieval only: no language model is called.
     python -m experiments.make_parity                     # build parity/built/ first (~40 s, needs Chromium)
     python -m experiments.format_parity                   # ~6 min on 2 cores (OCR of the scans ~2 min, embedding)
     python -m experiments.format_parity --json results/format_parity_after.json
+    python -m experiments.format_parity --folder catalogue/docs --golden catalogue/golden.json   # top-4 answer only
 
 Expected output: the settings, then one table, one row per format:
     format  docs pages  top-4 answer  rows as cells  sections  OCR CER  s/page
@@ -104,7 +105,7 @@ def measure(fmt, folder, sources, golden, cer=False):
     """One format's row."""
     import retrieve
     import vector_index as vi
-    facts = {p.stem: source_facts(p) for p in sorted(sources.glob("*.md"))}
+    facts = {p.stem: source_facts(p) for p in sorted(sources.glob("*.md"))} if sources else {}
     files = sorted(p for p in folder.iterdir() if p.is_file())
     start = time.time()
     docs, failed = vi.load_documents(folder, quiet=False)
@@ -148,6 +149,8 @@ def main():
     ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden questions about the sources")
     ap.add_argument("--formats", default=",".join(FORMATS), help="comma-separated subset of " + ",".join(FORMATS))
     ap.add_argument("--limit", type=int, default=0, help="first N golden questions only (0: all)")
+    ap.add_argument("--folder", type=Path, help="instead: top-4 answer and s/page of this one folder (with --golden), "
+                    "e.g. catalogue/docs")
     ap.add_argument("--json", type=Path, help="write the rows here")
     args = ap.parse_args()
     import json
@@ -155,11 +158,13 @@ def main():
     if unknown := [f for f in formats if f not in FORMATS]:
         sys.exit(f"format_parity: unknown format(s) {unknown}; choose from {', '.join(FORMATS)}")
     golden = json.loads(args.golden.read_text())[:args.limit or None]
+    if args.folder:
+        formats, args.built, args.sources = [args.folder.name], args.folder.parent, None
     missing = [f for f in formats if not (args.built / f).is_dir()]
     if missing:
         sys.exit(f"format_parity: {args.built} has no {', '.join(missing)}: run python -m experiments.make_parity")
     from lab.cache import portable
-    print(f"built {portable(str(args.built.resolve()))}  sources {portable(str(args.sources.resolve()))}  "
+    print(f"built {portable(str(args.built.resolve()))}  sources {args.sources and portable(str(args.sources.resolve()))}  "
           f"golden {portable(str(args.golden.resolve()))} ({len(golden)} questions)  k {K}")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

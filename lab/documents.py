@@ -255,7 +255,7 @@ def read_pdf(raw, pages=MAX_PAGES):
         raise ValueError("no text layer, and OCR found no text it could read with confidence" if scans
                          else "no text found")
     kept = strip_running(["\n".join(t for _, t in page) for page in lines])
-    lines = [keep_lines(page, k) for page, k in zip(lines, kept)]
+    lines = [keep_lines(page, k) for page, k in zip(lines, kept)]   # a table's header row repeated atop pages stays
     first = next((page[0] for page in lines if page), (None, ""))
     if first[0] is not None and (title.lower() in ("", "untitled") or " ".join(first[1].split()).lower()
                                  == " ".join(title.split()).lower() or first[0] == 1):
@@ -270,12 +270,15 @@ def read_pdf(raw, pages=MAX_PAGES):
 
 
 def keep_lines(page, kept):
-    """The page's (level, line) parts that strip_running kept (it only drops lines, so they align in order)."""
+    """The page's (level, line) parts that strip_running kept (it only drops lines, so they align in order), and
+    every table row ('a | b'): a long table's header, repeated atop each page, is no running header."""
     want, out = kept.splitlines(), []
     for part in page:
         if want and part[1] == want[0]:
             out.append(part)
             want.pop(0)
+        elif " | " in part[1]:
+            out.append(part)
     return out
 
 

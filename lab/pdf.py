@@ -55,58 +55,79 @@ def pdf_lines(raw, pages=None):
 def tagged_lines(pdf, pages):
     """[[(level, line)] or None per page] from the structure tree; None for a page its tags do not cover (and for
     the whole file when it has no tree)."""
-    from pdfplumber.structure import PDFStructTree, StructTreeMissing
-    try:
-        tree = PDFStructTree(pdf)
-    except (StructTreeMissing, Exception):   # a broken tree is read as no tree
-        return None
+    from pdfplumber.utils import extract_text
     chars, total = {}, Counter()    # (page number, mcid) -> chars; page number -> characters that are not spaces
     for page in pages:
         for c in page.chars:
             total[page.page_number] += bool(c["text"].strip())
             if c.get("mcid") is not None:
                 chars.setdefault((page.page_number, c["mcid"]), []).append(c)
-    items, seen = [], Counter()    # (page, heading level, key, text); page -> characters the tags cover
-    for el in tree:
-        walk(el, None, None, chars, items, seen)
-    out, last = {p.page_number: [] for p in pages}, {}
-    for page, level, key, text in items:
-        text = " ".join(text.split())
-        if page not in out or not text:
+    try:
+        marks = list(structure(pdf))
+    except Exception:   # a broken tree is read as no tree
+        return None
+    out, last, seen, used = {p.page_number: [] for p in pages}, {}, Counter(), set()
+    for page, mcid, level, key in marks:
+        cs = chars.get((page, mcid))
+        if not cs or (page, mcid) in used or page not in out:
             continue
-        lines = out[page]
-        prev = last.get(page)
+        used.add((page, mcid))
+        seen[page] += sum(bool(c["text"].strip()) for c in cs)
+        text = " ".join(extract_text(cs, x_tolerance=1.5).split())
+        lines, prev = out[page], last.get(page)
         if key is not None and prev is not None and prev[:2] == key[:2] and lines:
             lines[-1] = (lines[-1][0], lines[-1][1] + (" | " if key[0] == "row" and prev != key else " ") + text)
-        else:
+        elif text:
             lines.append((level, text))
         last[page] = key
     covered = [seen[p.page_number] >= TAG_COVERAGE * total[p.page_number] and total[p.page_number] for p in pages]
     return [out[p.page_number] if ok else None for p, ok in zip(pages, covered)] if any(covered) else None
 
 
-def walk(el, level, key, chars, items, seen):
-    """Depth-first through the tree in reading order: each marked piece of text becomes an item (page, heading level,
-    key, text). Pieces with one key join into one line: a paragraph's or heading's pieces with spaces, the cells of
-    one TR with ' | ' (a cell's own pieces with a space)."""
-    from pdfplumber.utils import extract_text
-    kind = el.type
-    if re.fullmatch(r"H[1-6]?", kind):
-        level, key = int(kind[1:] or 1), ("para", id(el))
-    elif kind == "TR":
-        key = ("row", id(el))
-    elif kind in ("TD", "TH") and key and key[0] == "row":
-        key = ("row", key[1], id(el))
-    elif kind in ("P", "LI", "Caption") and not (key and key[0] == "row"):
-        key = ("para", id(el))
-    for mcid in el.mcids:
-        cs = chars.get((el.page_number, mcid))
-        if not cs:
-            continue
-        seen[el.page_number] += sum(bool(c["text"].strip()) for c in cs)
-        items.append((el.page_number, level, key, extract_text(cs, x_tolerance=1.5)))
-    for child in el.children:
-        walk(child, level, key, chars, items, seen)
+def structure(pdf):
+    """The structure tree's marked pieces of text in reading order: (page number, mcid, heading level, key). Pieces
+    with one key join into one line: a paragraph's or heading's with spaces, the cells of one TR (key ('row', tr,
+    cell)) with ' | '. Read from the PDF's objects, as each piece names its own page: a table that runs onto the next
+    page, and the header row Chromium repeats there, keep their pages (pdfplumber's tree gives every piece of an
+    element the element's page)."""
+    from pdfminer.pdftypes import PDFObjRef, resolve1
+    root = resolve1(pdf.doc.catalog.get("StructTreeRoot"))
+    if not isinstance(root, dict):
+        return
+    page_of = {p.page_obj.pageid: p.page_number for p in pdf.pages}
+    roles = resolve1(root.get("RoleMap")) or {}
+    name = lambda x: getattr(resolve1(x), "name", str(x))
+    stack, visited = [(root.get("K"), None, None, None)], set()
+    while stack:
+        node, page, level, key = stack.pop()
+        if isinstance(node, PDFObjRef):
+            if node.objid in visited:
+                continue
+            visited.add(node.objid)
+        node = resolve1(node)
+        if isinstance(node, int):
+            yield page, node, level, key
+        elif isinstance(node, list):
+            stack.extend((k, page, level, key) for k in reversed(node))
+        elif isinstance(node, dict) and "MCID" in node:   # a marked-content reference, with its own page
+            pg = node.get("Pg")
+            yield page_of.get(pg.objid, page) if isinstance(pg, PDFObjRef) else page, resolve1(node["MCID"]), level, key
+        elif isinstance(node, dict) and "S" in node:
+            kind = name(node["S"])
+            kind = name(roles.get(kind, kind)) if kind in roles else kind
+            pg = node.get("Pg")
+            page = page_of.get(pg.objid, page) if isinstance(pg, PDFObjRef) else page
+            me = id(node)
+            if re.fullmatch(r"H[1-6]?", kind):
+                level, key = int(kind[1:] or 1), ("para", me)
+            elif kind == "TR":
+                key = ("row", me)
+            elif kind in ("TD", "TH") and key and key[0] == "row":
+                key = ("row", key[1], me)
+            elif kind in ("P", "LI", "Caption") and not (key and key[0] == "row"):
+                key = ("para", me)
+            if "K" in node:
+                stack.append((node["K"], page, level, key))
 
 
 # ---- untagged PDFs: drawn tables, font sizes ----
