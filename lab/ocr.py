@@ -6,7 +6,8 @@ detection, orientation and recognition models ship inside its wheel.
 
 Expected output: for each page asked, its lines (heading level or None, text) and the recogniser's mean confidence;
 about 5-10 s a page on 2 cores, once: the text is cached by the file's hash under .rag/ocr/ (or $RAG_INDEX_DIR/ocr/),
-so a re-index reads it from disk. A long run shows a tqdm bar with pages per second.
+so a re-index reads it from disk. A tqdm bar on stderr (a terminal's) counts the file's pages and says how many
+pages this run has read and at how many pages per second (a folder of one-page scans adds up).
 How a page becomes lines: the detector finds the lines of text; each is turned upright (a page turned by a little, or
 upside down, reads); each line is cut into words at the white gaps between them and every word is recognised on its
 own (the bundled recogniser, trained mostly on Chinese, drops most spaces between English words when it reads a
@@ -19,6 +20,7 @@ import hashlib
 import json
 import os
 import re
+import time
 from pathlib import Path
 
 OCR_VERSION = "3"        # part of the cache's key: bump it when the way a page is read changes
@@ -28,8 +30,8 @@ CELL_GAP = 0.6           # boxes on one row further apart than this many line he
 WORD_GAP = 0.32          # a white gap wider than this share of a line's ink height parts two words
 HEADING_STROKE = 1.6     # a line alone on its row drawn this much bolder than the page's text is a heading
 HEADING_WORDS = 14       # ... when it is this short and ends without a full stop
-BAR_PAGES = 3            # a run of more pages than this shows a progress bar
 _ENGINE = None
+_READ = [0, 0.0]         # pages this process has read by OCR, and their seconds: the bar's running rate
 
 
 def cache_file(key):
@@ -55,9 +57,13 @@ def ocr_pages(raw, page_numbers, key=None, dpi=DPI):
     from tqdm import tqdm
     pdf = pdfium.PdfDocument(raw)
     try:
-        for n in tqdm(todo, desc="OCR", unit="page", disable=len(todo) <= BAR_PAGES or None, leave=False):
+        bar = tqdm(todo, desc="OCR", unit="page", disable=None, leave=False)   # on stderr when it is a terminal
+        for n in bar:
+            start = time.time()
             image = pdf[n - 1].render(scale=dpi / 72, grayscale=True).to_pil()
             out[n] = read_image(image)
+            _READ[0], _READ[1] = _READ[0] + 1, _READ[1] + time.time() - start
+            bar.set_postfix_str(f"{_READ[0]} pages read, {_READ[0] / _READ[1]:.2f} pages/s")
             cached["pages"][str(n)] = out[n]
             if path:   # written after every page: a run stopped halfway keeps what it read
                 path.parent.mkdir(parents=True, exist_ok=True)

@@ -21,8 +21,10 @@ import io
 import re
 from collections import Counter
 
+PAGE_NUMBER = re.compile(r"(?:page|p\.|pg\.?)?\s*[-–]?\s*\d+\s*[-–]?(?:\s*(?:/|of)\s*\d+)?", re.I)
 HEADING_RATIO = 1.15     # a line whose font is this much larger than the body's is a heading (untagged PDFs)
 HEADING_WORDS = 14       # a bold line of the body's size is a heading only when this short
+MAX_PAGES = 200          # lab/documents.MAX_PAGES: a PDF with more pages is refused
 TAG_COVERAGE = 0.8       # a page is read by its tags when they cover this share of its characters
 BLOCK_TAGS = {"P", "LI", "LBody", "Lbl", "Caption", "BlockQuote", "Code", "Div", "Sect", "Art", "Part", "TOC",
               "TOCI", "Note", "Figure", "Formula", "Span", "Link", "NonStruct", "Document", "L"}
@@ -47,7 +49,8 @@ def pdf_lines(raw, pages=None):
                 continue
             plain = plain if plain is not None else body_font(pdf_pages)
             out.append(layout_lines(page, plain))
-    return heading_levels(out)
+    untagged = [n for n, t in enumerate(tagged) if t is None]
+    return heading_levels(outline_levels(raw, out, untagged) if untagged else out)
 
 
 # ---- tagged PDFs: the structure tree ----
@@ -189,13 +192,15 @@ def heading_levels(pages):
     return pages
 
 
-def outline_levels(raw, pages):
-    """When the PDF has an outline (bookmarks), its entries are the headings: a line on the entry's page that reads
-    as the entry's title becomes a heading of the entry's level, and no other line is one (in place)."""
+def outline_levels(raw, pages, which):
+    """When the PDF has an outline (bookmarks), its entries are the headings of the pages numbered `which` (0-based):
+    a line on the entry's page that reads as the entry's title becomes a heading of the entry's level, and no other
+    line of those pages is one (in place)."""
     import pypdfium2 as pdfium
     try:
         doc = pdfium.PdfDocument(raw)
-        toc = [(b.level + 1, (b.get_title() or "").strip(), b.page_index) for b in doc.get_toc()]
+        toc = [(b.level + 1, (b.get_title() or "").strip(), b.get_dest().get_index() if b.get_dest() else None)
+               for b in doc.get_toc()]
         doc.close()
     except Exception:
         return pages
@@ -206,7 +211,55 @@ def outline_levels(raw, pages):
     wanted = {}
     for level, title, page in toc:
         wanted.setdefault(page, {})[norm(title)] = level
-    for n, page in enumerate(pages):
+    for n in which:
         titles = wanted.get(n, {})
-        page[:] = [(titles.get(norm(t)), t) if not (lv is None and " | " in t) else (lv, t) for lv, t in page]
+        pages[n][:] = [(titles.get(norm(t)), t) if " | " not in t else (lv, t) for lv, t in pages[n]]
     return pages
+
+
+def strip_running(texts, edge=2):
+    """Pages' texts without their running header and footer: among the first and last `edge` lines of each page, a
+    page number ('Page 3', '3 of 40', '- 3 -') that counts with the pages, and a line that opens or closes at least
+    60% of the pages word for word (needs 3 pages).
+    ['Guide\nPage 1\nWelcome', 'Guide\nPage 2\nRules', 'Guide\nPage 3\nMaps'] -> ['Welcome', 'Rules', 'Maps'].
+    A number alone that does not count with the pages (a table's last cell) stays."""
+    pages = [t.splitlines() for t in texts]
+    at_edges = lambda lines: {" ".join(x.split()) for x in lines[:edge] + lines[-edge:] if x.strip()}
+    counts = Counter(x for lines in pages for x in at_edges(lines))
+    full = sum(bool(t) for t in texts)
+    running = {x for x, c in counts.items() if full >= 3 and c >= 0.6 * full}
+    edges = lambda lines: [x for i, x in enumerate(lines) if i < edge or i >= len(lines) - edge]
+    numbered = lambda x: int(re.search(r"\d+", x).group()) if PAGE_NUMBER.fullmatch(x.strip()) else None
+    offsets = Counter(o for n, lines in enumerate(pages, 1)
+                      for o in {numbered(x) - n for x in edges(lines) if numbered(x) is not None})
+    # printed numbers may start at another number than 1: the offset most pages share, seen on 2 pages at least
+    offset = max(offsets, key=lambda o: (offsets[o], o == 0), default=0)
+    offset = offset if offsets[offset] >= 2 else 0
+    drop = lambda x, n: " ".join(x.split()) in running or (numbered(x) is not None and numbered(x) - n == offset)
+    return ["\n".join(x for i, x in enumerate(lines) if not ((i < edge or i >= len(lines) - edge) and drop(x, n)))
+            .strip() for n, lines in enumerate(pages, 1)]
+
+
+def pdf_pages(raw, pages=MAX_PAGES):
+    """PDF bytes -> (its metadata title, [text of each page]) read by pypdfium2 (PDFium, Chromium's PDF engine)."""
+    import pypdfium2 as pdfium
+    try:
+        pdf = pdfium.PdfDocument(raw)
+    except pdfium.PdfiumError as e:
+        if "password" in str(e).lower():
+            raise ValueError("encrypted PDF (it needs a password)") from None
+        raise ValueError(f"corrupt PDF ({str(e).rstrip('.').split('(')[-1].rstrip(')')})") from None
+    try:
+        if len(pdf) > pages:
+            raise ValueError(f"{len(pdf)} pages is over the {pages}-page limit (--max-pages, RAG_MAX_PAGES)")
+        texts = []
+        for i in range(len(pdf)):
+            page = pdf[i]
+            tp = page.get_textpage()
+            # PDFium marks a word it joined across a line end with U+FFFE, and ends lines with \r\n
+            texts.append(tp.get_text_range().replace("\ufffe", "").replace("\r\n", "\n").replace("\r", "\n").strip())
+            tp.close()
+            page.close()
+        return (pdf.get_metadata_dict().get("Title") or "").strip(), texts
+    finally:
+        pdf.close()

@@ -128,3 +128,23 @@ def test_ocr_rows_join_cells_on_a_wide_gap_and_headings_by_stroke():
              (0, 400, 100, 130, "The office opens at nine and the lift", 3.0), (0, 90, 140, 170, "works.", 3.0)]
     assert ocr.rows(found) == [(1, "Opening hours"), (None, "Day | Hours"),
                                (None, "The office opens at nine and the lift"), (None, "works.")]
+
+
+def test_an_untagged_pdf_with_an_outline_takes_its_headings_from_it(tmp_path):
+    """Every line in one font: only the outline (bookmarks) says which lines are headings, and their levels."""
+    from reportlab.lib.pagesizes import A6
+    from reportlab.pdfgen import canvas
+    path = tmp_path / "fares.pdf"
+    c = canvas.Canvas(str(path), pagesize=A6, invariant=1)
+    c.setFont("Helvetica", 10)
+    for y, line in ((380, "Fares"), (365, "A single is valid on the day."), (350, "Refunds"),
+                    (335, "Unused singles are refunded."), (320, "Seasons"), (305, "A season covers two stops.")):
+        c.drawString(20, y, line)
+    for title, level in (("Fares", 0), ("Refunds", 1), ("Seasons", 0)):
+        c.bookmarkPage(title)
+        c.addOutlineEntry(title, title, level)
+    c.showPage()
+    c.save()
+    doc = documents.read_document(path)
+    assert [b.section for b in doc.blocks] == ["Fares", "Fares > Refunds", "Seasons"]
+    assert "Unused singles are refunded." in doc.text[doc.blocks[1].start:doc.blocks[1].end]
