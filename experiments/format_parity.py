@@ -12,7 +12,7 @@ Expected output: the settings, then one table, one row per format:
     md        16    16         0.805          1.000     1.000        -   0.002
     pdf       16    16          ...
 What each column is:
-- top-4 answer: share of the golden questions for which a passage of the question's own document, among the 4 that
+- top-4 answer: share of the golden questions for which a passage of one of its supporting documents, among the 4 that
   retrieve.retrieve_chunks(q, 4, chunker="titled") returns, holds the answer or an alias (normalised as
   lab.answers.normalize_answer, as whole words). Each format gets its own index in a temporary RAG_INDEX_DIR.
 - rows as cells: share of the sources' table rows (header rows too) that come back as one line of the document's
@@ -132,7 +132,8 @@ def measure(fmt, folder, sources, golden, cer=False):
         vi.build_index(folder, "titled", progress=False)
     for g in golden if docs else []:
         found = retrieve.retrieve_chunks(g["question"], K, corpus=folder, chunker="titled")
-        hits += any(stem(p["doc"]) in g["supporting_docs"] and hit(p["text"], [g["answer"], *g.get("aliases", [])])
+        hits += any({p["doc"], stem(p["doc"])} & set(g["supporting_docs"])
+                    and hit(p["text"], [g["answer"], *g.get("aliases", [])])
                     for p in found)
     return {"format": fmt, "docs": len(docs), "failed": len(failed), "pages": pages,
             "top4_answer": round(hits / len(golden), 3), "questions": len(golden),
@@ -164,7 +165,8 @@ def main():
     if missing:
         sys.exit(f"format_parity: {args.built} has no {', '.join(missing)}: run python -m experiments.make_parity")
     from lab.cache import portable
-    print(f"built {portable(str(args.built.resolve()))}  sources {args.sources and portable(str(args.sources.resolve()))}  "
+    sources = portable(str(args.sources.resolve())) if args.sources else "-"
+    print(f"built {portable(str(args.built.resolve()))}  sources {sources}  "
           f"golden {portable(str(args.golden.resolve()))} ({len(golden)} questions)  k {K}")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
