@@ -238,7 +238,7 @@ def read_pdf(raw, pages=MAX_PAGES):
     one section. The title is the PDF's own, else its first heading; a first line that says the title is dropped, like
     HTML's <h1>. A page OCR cannot read with confidence is left out, with a note that says so."""
     from lab import ocr
-    from lab.pdf import pdf_lines
+    from lab.pdf import heading_levels, pdf_lines
     title, texts = pdf_pages(raw, pages)
     if re.fullmatch(r"[\w.-]+", title) and (re.search(r"[-_.]", title) or title.islower()):
         title = ""   # a file's name as its title (Pillow writes one): the first heading says more
@@ -247,7 +247,8 @@ def read_pdf(raw, pages=MAX_PAGES):
     read = ocr.ocr_pages(raw, scans, ocr.file_key(raw) + READER) if scans else {}
     unread = [n for n in scans if read[n][1] < ocr.MIN_CONFIDENCE or not read[n][0]]
     for n in scans:
-        lines[n - 1] = read[n][0] if n not in unread else []
+        lines[n - 1] = [tuple(x) for x in read[n][0]] if n not in unread else []
+    heading_levels(lines)   # OCR's headings, by stroke, ranked over the whole document
     if not any(lines):
         raise ValueError("no text layer, and OCR found no text it could read with confidence" if scans
                          else "no text found")

@@ -13,7 +13,7 @@ upside down, reads); each line is cut into words at the white gaps between them 
 own (the bundled recogniser, trained mostly on Chinese, drops most spaces between English words when it reads a
 whole line: 'TheCoastlinkfleet'); boxes side by side on one row with a wide gap are cells of a table row, joined
 with ' | ' as the other readers join cells;
-a short line alone on its row in bolder strokes than the page's text is a heading, its level by stroke width.
+a short line (not cells) in bolder strokes than the page's text is a heading, its level by stroke width.
 Not handled: handwriting, pages turned by 90 degrees, multi-column reading order, languages other than English.
 """
 import hashlib
@@ -23,10 +23,11 @@ import re
 import time
 from pathlib import Path
 
-OCR_VERSION = "3"        # part of the cache's key: bump it when the way a page is read changes
+OCR_VERSION = "5"        # part of the cache's key: bump it when the way a page is read changes
 DPI = 200                # scans are rendered at this resolution for the detector (150-dpi scans are upsampled)
 MIN_CONFIDENCE = 0.6     # a page read with a lower mean confidence is skipped with one line
 CELL_GAP = 0.6           # boxes on one row further apart than this many line heights are table cells
+EDGE = 0.035             # a line wholly in the top or bottom 3.5% of the page is a printed header or footer
 WORD_GAP = 0.32          # a white gap wider than this share of a line's ink height parts two words
 HEADING_STROKE = 1.6     # a line alone on its row drawn this much bolder than the page's text is a heading
 HEADING_WORDS = 14       # ... when it is this short and ends without a full stop
@@ -110,6 +111,8 @@ def read_image(image, flipped=False):
         chars += len(text)
         weighted += sum(s * len(t) for t, s in got)
         xs, ys = [pt[0] for pt in box], [pt[1] for pt in box]
+        if max(ys) < EDGE * img.shape[0] or min(ys) > (1 - EDGE) * img.shape[0]:
+            continue   # a printed header or footer in the page's edge (Chromium's date, title, address, page count)
         found.append((min(xs), max(xs), min(ys), max(ys), text, stroke(crop)))
     if not found:
         return [], 0.0
@@ -171,7 +174,8 @@ def tidy(text):
 def rows(found):
     """[(x0, x1, y0, y1, text, stroke)] -> [(level, line)]: boxes on one row (their middles within half a line
     height) left to right; a wide gap between two boxes makes them cells ('a | b'); a short line alone on its row
-    drawn in thicker strokes than the page's text is a heading, levels 1, 2, ... from the thickest."""
+    drawn in thicker strokes than the page's text (not a row of cells) is a heading; its level is minus its stroke
+    in whole pixels, which lab.pdf.heading_levels ranks over the document: 1, 2, ... from the thickest."""
     import statistics
     usual = statistics.median(b[3] - b[2] for b in found)
     body = statistics.median(b[5] for b in found)
@@ -188,11 +192,10 @@ def rows(found):
         text = bs[0][4]
         for prev, b in zip(bs, bs[1:]):
             text += (" | " if b[0] - prev[1] > CELL_GAP * usual else " ") + b[4]
-        heavy = len(bs) == 1 and bs[0][5] >= HEADING_STROKE * body and len(text.split()) <= HEADING_WORDS \
-            and not text.endswith((".", ":"))
-        out.append((bs[0][5] if heavy else None, text))
-    levels = {s: n for n, s in enumerate(sorted({s for s, _ in out if s is not None}, reverse=True), 1)}
-    return [(levels[s] if s is not None else None, t) for s, t in out]
+        heavy = " | " not in text and all(b[5] >= HEADING_STROKE * body for b in bs) \
+            and len(text.split()) <= HEADING_WORDS and not text.endswith((".", ":"))
+        out.append((-round(min(b[5] for b in bs)) if heavy else None, text))
+    return out
 
 
 def file_key(raw):

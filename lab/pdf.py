@@ -25,6 +25,7 @@ PAGE_NUMBER = re.compile(r"(?:page|p\.|pg\.?)?\s*[-–]?\s*\d+\s*[-–]?(?:\s*(?
 HEADING_RATIO = 1.15     # a line whose font is this much larger than the body's is a heading (untagged PDFs)
 HEADING_WORDS = 14       # a bold line of the body's size is a heading only when this short
 MAX_PAGES = 200          # lab/documents.MAX_PAGES: a PDF with more pages is refused
+EDGE = 0.04              # the top and bottom 4% of a page: where printed headers and footers sit
 TAG_COVERAGE = 0.8       # a page is read by its tags when they cover this share of its characters
 BLOCK_TAGS = {"P", "LI", "LBody", "Lbl", "Caption", "BlockQuote", "Code", "Div", "Sect", "Art", "Part", "TOC",
               "TOCI", "Note", "Figure", "Formula", "Span", "Link", "NonStruct", "Document", "L"}
@@ -62,7 +63,10 @@ def tagged_lines(pdf, pages):
     chars, total = {}, Counter()    # (page number, mcid) -> chars; page number -> characters that are not spaces
     for page in pages:
         for c in page.chars:
-            total[page.page_number] += bool(c["text"].strip())
+            # an untagged character in the page's margin (Chromium's date, title, address and page count) does not
+            # count against the tags' coverage
+            margin = c["top"] < EDGE * page.height or c["bottom"] > (1 - EDGE) * page.height
+            total[page.page_number] += bool(c["text"].strip()) and not (margin and c.get("mcid") is None)
             if c.get("mcid") is not None:
                 chars.setdefault((page.page_number, c["mcid"]), []).append(c)
     try:

@@ -126,7 +126,7 @@ def test_an_image_only_pdf_with_nothing_to_read_is_skipped_with_its_reason(tmp_p
 def test_ocr_rows_join_cells_on_a_wide_gap_and_headings_by_stroke():
     found = [(0, 200, 0, 40, "Opening hours", 7.0), (0, 100, 60, 90, "Day", 3.0), (160, 260, 61, 91, "Hours", 3.0),
              (0, 400, 100, 130, "The office opens at nine and the lift", 3.0), (0, 90, 140, 170, "works.", 3.0)]
-    assert ocr.rows(found) == [(1, "Opening hours"), (None, "Day | Hours"),
+    assert ocr.rows(found) == [(-7, "Opening hours"), (None, "Day | Hours"),
                                (None, "The office opens at nine and the lift"), (None, "works.")]
 
 
