@@ -168,8 +168,8 @@ def layout_lines(page, body):
         size = max(Counter(round(c["size"] * 2) / 2 for c in chars).items(), key=lambda kv: kv[1])[0]
         heavy = all(bold(c.get("fontname")) for c in chars)
         words = len(line["text"].split())
-        heading = body and (size >= body * HEADING_RATIO or (heavy and words <= HEADING_WORDS
-                                                             and not line["text"].rstrip().endswith((".", ":"))))
+        heading = body and (size >= body * HEADING_RATIO or heavy) and words <= HEADING_WORDS \
+            and not line["text"].rstrip().endswith((".", ":", ",", ";"))   # a sentence is no heading
         placed.append((line["top"], line["bottom"], -size if heading else None, line["text"].strip()))
     for t in tables:
         for r, cells in zip(t.rows, t.extract()):
