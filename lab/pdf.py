@@ -73,13 +73,20 @@ def tagged_lines(pdf, pages):
         marks = list(structure(pdf))
     except Exception:   # a broken tree is read as no tree
         return None
-    out, last, seen, used = {p.page_number: [] for p in pages}, {}, Counter(), set()
+    groups, seen, used = [], Counter(), set()   # [page, level, key, chars]: a run of marks with one key
     for page, mcid, level, key in marks:
         cs = chars.get((page, mcid))
-        if not cs or (page, mcid) in used or page not in out:
+        if not cs or (page, mcid) in used or page not in total:
             continue
         used.add((page, mcid))
         seen[page] += sum(bool(c["text"].strip()) for c in cs)
+        same = next((g for g in reversed(groups) if g[0] == page), None)
+        if key is not None and same is not None and same[2] == key:
+            same[3].extend(cs)   # read together, so '**2.20**,' stays '2.20,' (pieces joined by their positions)
+        else:
+            groups.append([page, level, key, list(cs)])
+    out, last = {p.page_number: [] for p in pages}, {}
+    for page, level, key, cs in groups:
         text = " ".join(extract_text(cs, x_tolerance=1.5).split())
         lines, prev = out[page], last.get(page)
         if key is not None and prev is not None and prev[:2] == key[:2] and lines:
