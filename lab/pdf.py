@@ -228,17 +228,23 @@ def outline_levels(raw, pages, which):
     return pages
 
 
+def opens(line):
+    """Whether a line both pages of a 2-page PDF open or close with is a running header rather than something said
+    twice: it is not a table row and has a word of letters ('Tarrowmere College · MAR 260 course outline')."""
+    return " | " not in line and re.search(r"[^\W\d_]{3}", line) is not None
+
+
 def strip_running(texts, edge=2):
     """Pages' texts without their running header and footer: among the first and last `edge` lines of each page, a
     page number ('Page 3', '3 of 40', '- 3 -') that counts with the pages, and a line that opens or closes at least
-    60% of the pages word for word (needs 3 pages).
+    60% of the pages word for word (3 pages or more), or both pages of 2 (a line with a word: opens()).
     ['Guide\nPage 1\nWelcome', 'Guide\nPage 2\nRules', 'Guide\nPage 3\nMaps'] -> ['Welcome', 'Rules', 'Maps'].
     A number alone that does not count with the pages (a table's last cell) stays."""
     pages = [t.splitlines() for t in texts]
     at_edges = lambda lines: {" ".join(x.split()) for x in lines[:edge] + lines[-edge:] if x.strip()}
     counts = Counter(x for lines in pages for x in at_edges(lines))
     full = sum(bool(t) for t in texts)
-    running = {x for x, c in counts.items() if full >= 3 and c >= 0.6 * full}
+    running = {x for x, c in counts.items() if (full >= 3 and c >= 0.6 * full) or (full == 2 and c == 2 and opens(x))}
     edges = lambda lines: [x for i, x in enumerate(lines) if i < edge or i >= len(lines) - edge]
     numbered = lambda x: int(re.search(r"\d+", x).group()) if PAGE_NUMBER.fullmatch(x.strip()) else None
     offsets = Counter(o for n, lines in enumerate(pages, 1)

@@ -50,6 +50,8 @@ def test_only_numbers_that_count_with_the_pages_are_dropped_as_page_numbers():
     printed = ["Intro\nfoo\n7", "Body\nbar\n8"]        # numbering that starts at 7: still page numbers
     assert documents.strip_running(printed) == ["Intro\nfoo", "Body\nbar"]
     assert documents.strip_running(["One page\nends with a count of\n30"]) == ["One page\nends with a count of\n30"]
+    two = ["College · MAR 260 outline\nTeaching\nA | B", "College · MAR 260 outline\nSchedule\nA | B"]
+    assert documents.strip_running(two) == ["Teaching\nA | B", "Schedule\nA | B"]   # 2 pages: a header both open with
 
 
 def test_pdf_chunks_are_numbered_within_their_page(monkeypatch):
