@@ -13,7 +13,9 @@ Three ways in, the best the file allows (chosen by python -m experiments.pdf_tab
   headers and footers are artifacts, outside the tree.
 - untagged: pdfplumber finds tables by their drawn lines, and the text around them in reading order by position; a
   line in a larger font than the body (or all bold and short) is a heading, its level by size.
-- the PDF's outline (bookmarks), when it has one, says which lines are headings and their levels instead.
+- the PDF's outline (bookmarks), when it has one, says which lines of untagged pages are headings, and their levels.
+Also here: pdf_pages (pypdfium2: the title, each page's text layer, and the one-line reasons for an encrypted, corrupt
+or too long file) and strip_running (running headers, footers and page numbers).
 Not handled: tables without drawn lines in untagged PDFs (their rows stay lines of words), multi-column reading order
 in untagged PDFs, headings printed as images.
 """
@@ -23,22 +25,19 @@ from collections import Counter
 
 PAGE_NUMBER = re.compile(r"(?:page|p\.|pg\.?)?\s*[-–]?\s*\d+\s*[-–]?(?:\s*(?:/|of)\s*\d+)?", re.I)
 HEADING_RATIO = 1.15     # a line whose font is this much larger than the body's is a heading (untagged PDFs)
-HEADING_WORDS = 14       # a bold line of the body's size is a heading only when this short
+HEADING_WORDS = 14       # a larger or bold line is a heading only when this short (and not ending as a sentence)
 MAX_PAGES = 200          # lab/documents.MAX_PAGES: a PDF with more pages is refused
 EDGE = 0.04              # the top and bottom 4% of a page: where printed headers and footers sit
 TAG_COVERAGE = 0.8       # a page is read by its tags when they cover this share of its characters
-BLOCK_TAGS = {"P", "LI", "LBody", "Lbl", "Caption", "BlockQuote", "Code", "Div", "Sect", "Art", "Part", "TOC",
-              "TOCI", "Note", "Figure", "Formula", "Span", "Link", "NonStruct", "Document", "L"}
 
 
 def pdf_lines(raw, pages=None):
     """PDF bytes -> [[(heading level or None, line)] per page]. ValueError for a file pdfplumber cannot open."""
     import pdfplumber
-    from pdfminer.pdfparser import PDFSyntaxError
     try:
         pdf = pdfplumber.open(io.BytesIO(raw))
         pdf_pages = pdf.pages if pages is None else pdf.pages[:pages]
-    except (PDFSyntaxError, Exception) as e:   # pdfminer raises many kinds on a broken file
+    except Exception as e:   # pdfminer raises many kinds on a broken file (pypdfium2 has read it first)
         raise ValueError(f"corrupt PDF ({type(e).__name__})") from None
     with pdf:
         tagged = tagged_lines(pdf, pdf_pages) or [None] * len(pdf_pages)
