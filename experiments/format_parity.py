@@ -178,8 +178,9 @@ def main():
           f"{'OCR CER':>9}{'s/page':>8}")
     for r in rows:
         cer = f"{r['ocr_cer']:.4f}" if r["ocr_cer"] is not None else "-"
-        print(f"{r['format']:<7}{r['docs']:>5}{r['pages']:>6}{r['top4_answer']:>14.3f}{r['rows_as_cells']:>15.3f}"
-              f"{r['sections']:>10.3f}{cer:>9}{r['s_per_page']:>8.3f}")
+        rows_, heads = (f"{r['rows_as_cells']:.3f}", f"{r['sections']:.3f}") if r["rows"] else ("-", "-")
+        print(f"{r['format']:<7}{r['docs']:>5}{r['pages']:>6}{r['top4_answer']:>14.3f}{rows_:>15}{heads:>10}{cer:>9}"
+              f"{r['s_per_page']:>8.3f}")
     if args.json:
         from lab.cache import write_json
         write_json(args.json, {"golden": str(args.golden.resolve()), "k": K, "rows": rows})
