@@ -37,6 +37,7 @@ import os
 import re
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 from lab.cache import index_dir
@@ -54,6 +55,11 @@ EMBED_BATCH = 256                # chunks per embed + add call (one progress-bar
 
 def warn(msg):
     print(f"warning: {msg}", file=sys.stderr)
+
+
+def noted(path, note):
+    """One line about a file that was read all the same: 'warning: notes.pdf: page 3 could not be read by OCR ...'."""
+    warn(f"{path}: {note}")
 
 
 def load_documents(folder, max_mb=MAX_FILE_MB, quiet=False, max_pages=None, any_language=None):
@@ -78,9 +84,7 @@ def load_documents(folder, max_mb=MAX_FILE_MB, quiet=False, max_pages=None, any_
             quiet or warn(f"{path}: duplicate document id {key!r}, skipped")
             continue
         try:
-            docs[key] = read_document(path, max_mb * 2**20, max_pages, any_language)
-            for note in docs[key].notes:
-                quiet or warn(f"{path}: {note}")
+            docs[key] = read_document(path, max_mb * 2**20, max_pages, any_language, not quiet and partial(noted, path))
         except (ValueError, OSError) as e:
             quiet or warn(f"{path}: {e}, skipped")
             failed.append(key)

@@ -127,7 +127,6 @@ def chunk_records(doc, chunker):
         k = per_page[b.page] = per_page.get(b.page, -1) + 1
         meta = {"doc": doc.id, "title": doc.title, "n": n, "total": len(spans), "hash": doc.hash,
                 "file": doc.file, "start": start, "end": end,
-                **({"page": b.page} if b.page else {}), **({"section": b.section} if b.section else {}),
-                **({"ocr": True} if b.ocr else {})}
+                **{k: v for k, v in (("page", b.page), ("section", b.section), ("ocr", b.ocr)) if v}}
         out.append((f"{doc.id}#p{b.page}-{k}" if b.page else f"{doc.id}#{n}", text, meta))
     return out

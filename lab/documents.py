@@ -122,8 +122,9 @@ def not_english(text):
     return None
 
 
-def read_document(path, max_bytes=MAX_FILE_MB * 2**20, pages=None, any_language=None):
-    """Path -> Doc, or raise ValueError with the reason the file cannot be used (vector_index prints it)."""
+def read_document(path, max_bytes=MAX_FILE_MB * 2**20, pages=None, any_language=None, note=None):
+    """Path -> Doc, or raise ValueError with the reason the file cannot be used (vector_index prints it). note: called
+    with each line Doc.notes holds (what was left out of a file that was read: a scan's page OCR could not read)."""
     kind = path.suffix.lower()
     if kind not in EXTENSIONS:
         raise ValueError(f"unknown extension {path.suffix or '(none)'!r} (only {', '.join(EXTENSIONS)})")
@@ -149,6 +150,7 @@ def read_document(path, max_bytes=MAX_FILE_MB * 2**20, pages=None, any_language=
         doc = Doc(doc_id(path), (title or path.stem).strip()[:200], text,
                   hashlib.sha1(raw + READER.encode() + tables(text)).hexdigest()[:16], path.name, blocks,
                   notes[0] if notes else [])
+        [note(n) for n in doc.notes if note]
     return doc
 
 
