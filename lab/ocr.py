@@ -14,7 +14,7 @@ own (the bundled recogniser, trained mostly on Chinese, drops most spaces betwee
 whole line: 'TheCoastlinkfleet'); boxes side by side on one row with a wide gap are cells of a table row, joined
 with ' | ' as the other readers join cells;
 a short line (not cells) in bolder strokes than the page's text is a heading, its level by stroke width.
-Not handled: handwriting, pages turned by 90 degrees, multi-column reading order, languages other than English.
+Not handled: handwriting, multi-column reading order, languages other than English.
 """
 import hashlib
 import json
@@ -23,7 +23,7 @@ import re
 import time
 from pathlib import Path
 
-OCR_VERSION = "5"        # part of the cache's key: bump it when the way a page is read changes
+OCR_VERSION = "6"        # part of the cache's key: bump it when the way a page is read changes
 DPI = 200                # scans are rendered at this resolution for the detector (150-dpi scans are upsampled)
 MIN_CONFIDENCE = 0.6     # a page read with a lower mean confidence is skipped with one line
 CELL_GAP = 0.6           # boxes on one row further apart than this many line heights are table cells
@@ -85,19 +85,22 @@ def engine():
     return _ENGINE
 
 
-def read_image(image, flipped=False):
+def read_image(image, flipped=False, sideways=False):
     """A page image (PIL) -> ([(level, line)], mean confidence); ([], 0.0) when no text is found. The page's way up is
-    its lines' majority vote (one line's own vote can be wrong: a long line squeezed into the classifier's window)."""
+    its lines' majority vote (one line's own vote can be wrong: a long line squeezed into the classifier's window): a
+    page whose lines mostly stand on end is turned by 90 degrees, then one whose lines are mostly upside down by 180."""
     import numpy as np
     eng, img = engine(), np.array(image.convert("RGB"))
     boxes, _ = eng.text_det(img)
     if boxes is None or len(boxes) == 0:
         return [], 0.0
+    if not sideways and sum(standing(box) for box in boxes) > len(boxes) / 2:
+        return read_image(image.rotate(90, expand=True), flipped, sideways=True)   # a page turned a quarter
     boxes = eng.sorted_boxes(boxes)
     crops = eng.get_crop_img_list(img, boxes)
     _, turned, _ = eng.text_cls([c.copy() for c in crops])
     if not flipped and sum(label == "180" for label, _ in turned) > len(turned) / 2:
-        return read_image(image.rotate(180), flipped=True)   # a page upside down: read it turned, lines in order
+        return read_image(image.rotate(180), flipped=True, sideways=True)   # upside down: read it turned, in order
     pieces = [words(c) for c in crops]
     flat = [w for p in pieces for w in p]
     results, _ = eng.text_rec(flat)
@@ -117,6 +120,16 @@ def read_image(image, flipped=False):
     if not found:
         return [], 0.0
     return rows(found), round(weighted / max(chars, 1), 4)
+
+
+def standing(box):
+    """A detected line's box (4 corners) is taller than wide, as the recogniser's crop step counts it (1.5 times):
+    the line runs up or down the page."""
+    import numpy as np
+    (a, b, c, d) = np.asarray(box, dtype=float)
+    wide = max(np.linalg.norm(a - b), np.linalg.norm(c - d))
+    tall = max(np.linalg.norm(a - d), np.linalg.norm(b - c))
+    return tall >= 1.5 * wide
 
 
 def words(crop):

@@ -42,7 +42,7 @@ def scanned(pdf_path, out, angle=0.3, dpi=150, blank_pages=()):
     for i in range(len(pdf)):
         image = pdf[i].render(scale=dpi / 72, grayscale=True).to_pil().convert("L")
         images.append(Image.new("L", image.size, 255) if i + 1 in blank_pages
-                      else image.rotate(angle, expand=False, fillcolor=255))
+                      else image.rotate(angle, expand=angle % 180 == 90, fillcolor=255))
     pdf.close()
     images[0].save(out, "PDF", resolution=dpi, save_all=True, append_images=images[1:])
     return out
@@ -87,10 +87,12 @@ def test_a_scanned_page_is_read_by_ocr_once_and_cited_as_ocr(tmp_path, monkeypat
     assert documents.read_document(scan).text == doc.text   # from the cache
 
 
-def test_an_upside_down_scan_reads(tmp_path, monkeypatch):
+@pytest.mark.parametrize("angle", [180, 90, 270])
+def test_a_turned_scan_reads_in_order(tmp_path, monkeypatch, angle):
     monkeypatch.setenv("RAG_INDEX_DIR", str(tmp_path / "index"))
-    doc = documents.read_document(scanned(ruled_pdf(tmp_path / "rooms.pdf"), tmp_path / "turned.pdf", angle=180))
+    doc = documents.read_document(scanned(ruled_pdf(tmp_path / "rooms.pdf"), tmp_path / "turned.pdf", angle=angle))
     assert "Waiting lounge" in doc.text and "linkspan" in doc.text
+    assert doc.text.index("Waiting lounge") < doc.text.index("linkspan") and "T-02 | Ticket office | 6" in doc.text
 
 
 def test_a_page_ocr_cannot_read_gets_one_line_and_the_rest_is_indexed(tmp_path, monkeypatch, capsys):
