@@ -16,7 +16,7 @@ QUESTION ?= $(shell test -f "$(GOLDEN)" && $(PY) -c 'import json,sys; g=json.loa
 endif
 ON_CORPUS := --corpus $(CORPUS)$(if $(GOLDEN), --golden $(GOLDEN))
 
-.PHONY: install native index demo test test-slow lint bench benchmark app handin clean
+.PHONY: install native index demo test test-slow lint bench benchmark replay app handin clean
 
 # pip byte-compiles the ~19,000 .py files it installs one at a time; compileall -j 0 does it on every core. The few
 # files written for a newer Python fail to compile, as they do under pip: that is not an error. The .pyc files are
@@ -53,6 +53,9 @@ lint: install             ## the style check: ruff with the rules in pyproject.t
 
 bench: index              ## speed figures: build vs raw embedding, latency at 100k chunks, ANN loss
 	$(BIN)/python -m experiments.bench_retrieval
+
+replay: index             ## every committed table re-made from results/cache with the model refused: one line each
+	$(BIN)/python -m grading.replay --all
 
 app: index                ## the demo page on http://127.0.0.1:7860 (Ctrl-C stops it); CORPUS=DIR: on your folder
 	$(BIN)/python app.py $(ON_CORPUS)

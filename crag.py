@@ -222,8 +222,8 @@ def crag_answer(question, k=K, web_k=WEB_K, web=None, web_dir=None, refine_knowl
                 internal, outside = internal[:MAX_CONTEXT - AMBIGUOUS_WEB], outside[:AMBIGUOUS_WEB]
             trace.append({"step": "web", "query": query, "results": [
                 {"chunk": p["chunk_id"], "url": p["url"], "backend": p["backend"]} for p in outside]})
-        knowledge = [r for p in internal + outside
-                     if (r := refine(question, p, trace, keep_whole) if refine_knowledge else p) is not None][:MAX_CONTEXT]
+        refined = (refine(question, p, trace, keep_whole) if refine_knowledge else p for p in internal + outside)
+        knowledge = [r for r in refined if r is not None][:MAX_CONTEXT]
         result = generate(question, passages=knowledge)
         trace.append({"step": "generate", "chunks": [p["chunk_id"] for p in result["passages"]],
                       "answer": result["answer"]})

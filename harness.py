@@ -181,8 +181,9 @@ def pattern_main(name, args, answer, kw, stats_of, summarize_stats, generated=Tr
     """A pattern script's --eval N: the pattern next to generate() on golden questions, checked as the lab at full
     strength checks (evaluate). kw: the pattern's settings (printed, and part of the cache key); summarize_stats(
     per-question figures, kw) -> (lines to print, figures for --json), the module's own summarize_stats, which
-    grading/grade.py calls again on the file's per_question. The layers apply as the benchmark's (assembly.answerer) and the
-    page's do (assembly.script_answerer); generated: the answer is written by generate(), so the span layer too. One question: pattern_cli.ask."""
+    grading/grade.py calls again on the file's per_question. The layers apply as the benchmark's (assembly.answerer)
+    and the page's do (assembly.script_answerer); generated: the answer is written by generate(), so the span layer
+    too. One question: pattern_cli.ask."""
     settings = {k: str(v) if isinstance(v, Path) else v for k, v in kw.items()}
     answer = assembly.script_answerer(answer, generated)
     try:

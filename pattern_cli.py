@@ -1,6 +1,7 @@
 """Week 7: the command line the pattern scripts share (flare.py, self_rag.py, crag.py; graphrag.py's flags): the
 question and the common flags, the script's own settings checked, and one question answered (and with --check, its
-citations checked with week 5's judge). Their --eval (the pattern beside generate() on golden questions) is harness.pattern_main's.
+citations checked with week 5's judge). Their --eval (the pattern beside generate() on golden questions) is
+harness.pattern_main's.
 
     args, kw, key = pattern_cli.parse_settings("flare", parser, settings)
     pattern_cli.ask("flare", args, lambda q: flare_answer(q, **kw), key)

@@ -2,7 +2,8 @@
 
     python -m grading.replay results/citations_json_30.json verify_citations.py --limit 30 --styles json
     python -m grading.replay results/benchmark.json benchmark.py
-    python -m grading.replay results/router_eval.json router_eval.py --limit 50 --router-limit 60
+    python -m grading.replay --all              # every table of grading/tables.py, from the committed cache
+    python -m grading.replay --all --record     # ... and keep the cache keys each read in results/keys/ (make replay)
 
 Runs the script in this process with every model call refused (llm.ScriptedModel that raises, named as the real
 model so that the cache keys are the real ones), with `--json` pointed at a scratch file, then compares that file
@@ -14,17 +15,27 @@ replay makes none) and chart file names are not compared: they describe the run,
 when no call was refused and no compared field differs, else 1.
 After an edit that moves cache keys (`python -m lab.cache --rekey MODULE`, a new input in a key), this is how one
 checks that the committed figures still come from the cache: a miss shows as a refused call.
+--all replays each table of grading/tables.TABLES that has no `made_at` from a scratch copy of results/cache/ (the
+committed snapshot: a fresh clone needs no copy step, and the snapshot is never written), one line per table:
+    results/citations_json_30.json   verify_citations.py --limit 30 --styles json   refused 0  fields 586  differ 0
+then the tables named as not replayable, with their commit. --record keeps the keys each replay read (a cache hit),
+which tests/test_tables.py checks against today's code with no model and no replay.
 Not handled: results written without --json (ordering_ab's plots), scripts that take no --json.
 """
 import argparse
+import contextlib
 import json
 import re
 import runpy
+import shlex
+import shutil
 import sys
 import tempfile
 from pathlib import Path
 
 import llm
+from grading import tables
+from lab.cache import Cache, moved
 
 ROOT = Path(__file__).parent.parent   # the repository (this file is in grading/)
 # keys that describe the run, not its figures
@@ -59,12 +70,17 @@ def refusing_model():
 
 
 def run(script, args, out):
-    """Run `script args --json out` as __main__ with the model refused -> (exit status, calls refused)."""
+    """Run `script args --json out` as __main__ with the model refused -> (exit status, calls refused). script: a
+    file of the repository (benchmark.py), or "-m" with the module first in args (-m layers.disputes --golden 60)."""
     model, status = refusing_model(), 0
-    saved, sys.argv = sys.argv, [script, *args, "--json", str(out)]
+    module = args[0] if script == "-m" else None
+    saved, sys.argv = sys.argv, [module or script, *args[bool(module):], "--json", str(out)]
     try:
         with llm.use_model(model):
-            runpy.run_path(str(ROOT / script), run_name="__main__")
+            if module:
+                runpy.run_module(module, run_name="__main__", alter_sys=True)
+            else:
+                runpy.run_path(str(ROOT / script), run_name="__main__")
     except SystemExit as e:
         status = e.code if isinstance(e.code, int) else (1 if e.code else 0)
         if e.code and not isinstance(e.code, int):
@@ -85,16 +101,73 @@ def replay(committed, script, args):
     return status, refused, n, diffs
 
 
+@contextlib.contextmanager
+def reading(snapshot):
+    """In the block, every cache opens from a scratch copy of the folder `snapshot`; yields {cache name: set of
+    keys read} (hits of get() and `in`), filled as the block runs."""
+    read, get, contains = {}, Cache.get, Cache.__contains__
+
+    def noted_get(store, key, default=None):
+        if key in store.data:
+            read.setdefault(store.path.stem, set()).add(key)
+        return get(store, key, default)
+
+    def noted_contains(store, key):
+        if contains(store, key):
+            read.setdefault(store.path.stem, set()).add(key)
+            return True
+        return False
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for f in Path(snapshot).glob("*.jsonl"):
+            shutil.copy(f, tmp)
+        Cache.get, Cache.__contains__ = noted_get, noted_contains
+        try:
+            with moved([f.stem for f in Path(snapshot).glob("*.jsonl")], tmp):
+                yield read
+        finally:
+            Cache.get, Cache.__contains__ = get, contains
+
+
+def replay_all(record=False, snapshot=tables.SNAPSHOT, chosen=None):
+    """Every replayable table from the snapshot, one line each; record: keep the keys each read (results/keys/).
+    -> the number of tables that failed (a refused call, a differing field, a non-zero exit)."""
+    failed = 0
+    for t in chosen or tables.TABLES:
+        if t.made_at:
+            print(f"{t.file:40} not replayable from today's code: made at {t.made_at} by {t.command}")
+            continue
+        script, *args = shlex.split(t.command)
+        with reading(snapshot) as read:
+            status, refused, n, diffs = replay(ROOT / t.file, script, args)
+        print(f"{t.file:40} {t.command:50} refused {refused}  fields {n}  differ {len(diffs)}"
+              + (f"  exit {status}" if status else ""))
+        for d in diffs[:10]:
+            print(f"   {d}")
+        failed += bool(status or refused or diffs)
+        if record and not (status or refused or diffs):
+            t.keys_file.parent.mkdir(parents=True, exist_ok=True)
+            t.keys_file.write_text(json.dumps({"file": t.file, "command": t.command, "keys": {
+                name: sorted(keys) for name, keys in sorted(read.items())}}, indent=0) + "\n", encoding="utf-8")
+    return failed
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description="Replay a committed result from the cache with the model refused and "
                                              "compare it field by field (timings and engine labels aside).")
-    ap.add_argument("committed", type=Path, help="the committed results file (e.g. results/benchmark.json)")
-    ap.add_argument("script", help="the script that wrote it (e.g. benchmark.py)")
+    ap.add_argument("committed", type=Path, nargs="?", help="the committed results file (e.g. results/benchmark.json)")
+    ap.add_argument("script", nargs="?", help="the script that wrote it (e.g. benchmark.py; -m MODULE for a module)")
     ap.add_argument("args", nargs=argparse.REMAINDER, help="the script's flags, without --json")
+    ap.add_argument("--all", action="store_true", help="every table of grading/tables.py, from results/cache/")
+    ap.add_argument("--record", action="store_true", help="with --all: keep the keys each replay read (results/keys/)")
     args = ap.parse_args(argv)
+    if args.all:
+        sys.exit(1 if replay_all(args.record) else 0)
+    if not args.committed or not args.script:
+        sys.exit("replay: name a committed file and the script that wrote it, or --all")
     if not args.committed.is_file():
         sys.exit(f"replay: {args.committed} is not a file")
-    if not (ROOT / args.script).is_file():
+    if args.script != "-m" and not (ROOT / args.script).is_file():
         sys.exit(f"replay: {args.script} is not a script of {ROOT}")
     status, refused, n, diffs = replay(args.committed, args.script, args.args)
     print(f"## {' '.join([args.script, *args.args])} vs {args.committed}: exit {status}; model calls refused: "

@@ -8,9 +8,12 @@ A passage that carries injection markers (label look-alikes, source tags, chat r
 instructions", fake turns, ready-made replies) or that the learned detector flags (text addressed to the model or its
 reader) is quarantined: its citations are imprecise and listed in the verdict's `quarantined` with the reasons, and the
 sentence is judged on its other citations only. `extra` adds passages to keep out (the disputes layer's side that
-reads like an instruction). On 78 injected questions in 13 families the attack success goes 0.333 -> 0.013 with the
-dispute rule (results/injection.json); no document of corpus/ carries a marker, and the detector flags 0.83% of them
-(cross-fitted, results/injection_detector.json); on two unseen clean folders 0.5% and 1.8% of chunks.
+reads like an instruction). The assembly also passes quarantine_reasons to week 7's CRAG as `keep_whole`
+(assembly.PASSED_IN): a passage with a marker is not refined, so that refinement cannot drop the sentence that gives
+an injection away and keep its false claim (1 of 12 attacks passed that way). On 78 injected questions in 13
+families the attack success goes 0.333 -> 0.013 with the dispute rule (results/injection.json); no document of
+corpus/ carries a marker, and the detector flags 0.83% of them (cross-fitted, results/injection_detector.json); on
+two unseen clean folders 0.5% and 1.8% of chunks.
 """
 import re
 

@@ -29,6 +29,10 @@ others)
   $py benchmark.py --patterns smart --split dev --limit 0 "${cat[@]}" --json $out/after_catalogue_dev.json
   $py benchmark.py --patterns smart --split test --limit 0 "${cat[@]}" --ablation --json $out/ablation_catalogue_test.json
   $py benchmark.py --patterns single,smart --limit 0 "${deb[@]}" --ablation --json $out/ablation_debian_all.json
+  # the quarantine and disputes layers' gains are on attacked and misinformed text, not on clean questions
+  $py -m experiments.injection --patterns json --limit 0 --json $out/injection_json.json
+  $py -m experiments.counterfactual --split test --ratio 1:1 --out .rag/cf/test-1to1
+  $py -m experiments.disputes_eval --counterfactual .rag/cf/test-1to1 --json $out/disputes_cf_test_1to1.json
   ;;
 esac
 echo ALLDONE

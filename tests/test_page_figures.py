@@ -1,0 +1,91 @@
+"""The pages quote what the results files say (issue 60): each figure of a quoted table (the benchmark, week 5's
+citation table, week 6's route table) is read beside the file it names and checked against it, offline. A page that
+names a file must agree with it; whether the file is stale is tests/test_tables.py's business."""
+import json
+from pathlib import Path
+
+import pytest
+
+import benchmark
+
+ROOT = Path(__file__).parent.parent
+
+
+def tables_of(text):
+    """[(header cells, [row cells])] of every Markdown table in a text."""
+    out, rows = [], []
+    for line in text.splitlines() + [""]:
+        if line.startswith("|"):
+            rows.append([c.strip() for c in line.strip().strip("|").split("|")])
+        elif rows:
+            out.append((rows[0], [r for r in rows[1:] if not set("".join(r)) <= set("-: ")]))
+            rows = []
+    return out
+
+
+def cell(value, fmt):
+    return "n/a" if value is None else format(value, fmt)
+
+
+def benchmark_columns():
+    """{the page's column header: (summary key, format)} as benchmark.py writes its Markdown table."""
+    return {benchmark.HEADERS.get(h, h): (k, f) for k, h, f in benchmark.COLUMNS}
+
+
+def mismatches(text, table):
+    """(figures checked, [(pattern, column, on the page, in the file)]) of a page's pattern tables against a
+    benchmark run's `all` table."""
+    columns, checked, wrong = benchmark_columns(), 0, []
+    for header, rows in tables_of(text):
+        if header[0] != "pattern":
+            continue
+        for row in rows:
+            for name, got in zip(header[1:], row[1:]):
+                if name in columns:
+                    key, fmt = columns[name]
+                    want = cell(table[row[0]].get(key), fmt)
+                    checked += 1
+                    if got != want:
+                        wrong.append((row[0], name, got, want))
+    return checked, wrong
+
+
+@pytest.mark.parametrize("page, results", [("labs/benchmark.md", "results/benchmark.json")])
+def test_a_benchmark_table_on_a_page_is_its_results_file(page, results):
+    table = json.loads((ROOT / results).read_text(encoding="utf-8"))["table"]["all"]
+    checked, wrong = mismatches((ROOT / page).read_text(encoding="utf-8"), table)
+    assert checked >= 50 and wrong == []
+
+
+def test_a_figure_that_is_not_the_files_is_caught():
+    text = "| pattern | F1 | EM |\n|---|---:|---:|\n| single | 0.999 | 0.417 |\n"
+    checked, wrong = mismatches(text, {"single": {"answer_f1": 0.5072, "answer_em": 0.41666}})
+    assert checked == 2 and wrong == [("single", "F1", "0.999", "0.507")]
+
+
+def figures_row(page, first_cell):
+    """{header: cell} of the table row of `page` whose first cell is `first_cell` (bold marks dropped)."""
+    for header, rows in tables_of((ROOT / page).read_text(encoding="utf-8")):
+        for row in rows:
+            if row[0].replace("*", "") == first_cell:
+                return dict(zip(header, (c.replace("*", "") for c in row)))
+    raise AssertionError(f"{page}: no row {first_cell!r}")
+
+
+def test_the_citation_table_of_week_5_is_its_results_file():
+    run = json.loads((ROOT / "results/citations_json_30.json").read_text(encoding="utf-8"))
+    row = figures_row("labs/week5-verify.md", "the `judge_answers` layer")   # "The second row is that file."
+    assert (row["sentences"], row["cited"], row["invalid IDs"]) == (
+        str(run["sentences"]), cell(run["cited_sentence_rate"], ".3f"), str(run["invalid_ids"]))
+    assert (row["citation recall"], row["citation precision"]) == (
+        cell(run["citation_recall"], ".3f"), cell(run["citation_precision"], ".3f"))
+
+
+@pytest.mark.parametrize("label, mode", [("single-shot `generate()`", "single"),
+                                         ("parallel decomposition", "parallel"), ("iterative retrieval", "iterative")])
+def test_the_route_table_of_week_6_is_router_evals_file(label, mode):
+    m = json.loads((ROOT / "results/router_eval.json").read_text(encoding="utf-8"))["modes"][mode]
+    row = figures_row("labs/week6-multihop.md", label)
+    recall = " / ".join(cell(m["by_source"][s]["recall"], ".3f") for s in ("hotpotqa", "musique"))
+    assert (row["F1"], row["supporting-doc recall, HotpotQA / MuSiQue"]) == (cell(m["f1"], ".3f"), recall)
+    assert (row["LLM calls"], row["s/question"]) == (cell(m["llm_calls"], ".1f"), cell(m["seconds"], ".1f"))

@@ -1,0 +1,93 @@
+"""The committed tables (grading/tables.py) and their replay (grading/replay.py --all): offline, no model.
+
+A table's figures come from today's code when every cache entry its replay read is current: present in the committed
+snapshot and keyed by its module's code today. The toy table below shows the mechanism end to end; the last test holds
+the real registry to it.
+"""
+import json
+
+import pytest
+
+from grading import replay, tables
+from lab.cache import Cache, Key, keyed
+
+TOY = '''
+import argparse, json
+from lab.cache import Cache, keyed
+ap = argparse.ArgumentParser()
+ap.add_argument("--json")
+args = ap.parse_args()
+value = Cache.shared("toy").get(keyed("golden", "toy question"))
+if value is None:
+    import llm
+    try:
+        value = llm.complete("toy question")   # a miss asks the model, which a replay refuses
+    except llm.LLMError as e:
+        raise SystemExit(f"toy: {e}")
+open(args.json, "w").write(json.dumps({"answer": value, "seconds": 1.5}))
+'''
+
+
+@pytest.fixture
+def toy(tmp_path, monkeypatch):
+    """A snapshot folder holding one current entry, a script that reads it, and its committed table."""
+    snapshot = tmp_path / "snapshot"
+    Cache("toy", snapshot).put(keyed("golden", "toy question"), "Hartmoor")
+    script = tmp_path / "toy.py"
+    script.write_text(TOY, encoding="utf-8")
+    committed = tmp_path / "toy.json"
+    committed.write_text(json.dumps({"answer": "Hartmoor", "seconds": 9.0}), encoding="utf-8")
+    monkeypatch.setattr(tables, "KEYS", tmp_path / "keys")
+    return snapshot, tables.Table(str(committed), str(script))
+
+
+def test_a_table_replays_from_the_snapshot_and_its_keys_are_kept(toy, capsys):
+    snapshot, table = toy
+    before = (snapshot / "toy.jsonl").read_text()
+    assert replay.replay_all(record=True, snapshot=snapshot, chosen=[table]) == 0
+    line = capsys.readouterr().out
+    assert "refused 0  fields 1  differ 0" in line   # seconds are not compared
+    assert tables.keys_of(table) == {"toy": [keyed("golden", "toy question")]}
+    assert (snapshot / "toy.jsonl").read_text() == before   # the snapshot itself is never written
+    assert tables.stale_keys(table, snapshot) == []
+
+
+def test_an_entry_made_by_older_code_or_missing_is_stale(toy):
+    snapshot, table = toy
+    replay.replay_all(record=True, snapshot=snapshot, chosen=[table])
+    (key,) = tables.keys_of(table)["toy"]
+    old = Key(Cache.key("older code", "r"), "golden", "r")   # as golden's code keyed it before an edit
+    table.keys_file.write_text(json.dumps({"keys": {"toy": [key, old, "0" * 64]}}))
+    Cache("toy", snapshot).put(old, "Hartmoor")
+    tables._meta.cache_clear()
+    assert [why for _, _, why in tables.stale_keys(table, snapshot)] == ["made by older code of golden",
+                                                                          "not in the snapshot"]
+
+
+def test_a_miss_is_a_refused_call_and_no_keys_are_kept(toy, capsys):
+    snapshot, table = toy
+    (snapshot / "toy.jsonl").write_text("")
+    assert replay.replay_all(record=True, snapshot=snapshot, chosen=[table]) == 1
+    assert "refused 1" in capsys.readouterr().out and not table.keys_file.exists()
+
+
+def test_a_table_that_cannot_be_remade_names_its_commit(capsys):
+    frozen = tables.Table("results/x.json", "benchmark.py", made_at="abc1234")
+    assert replay.replay_all(chosen=[frozen]) == 0
+    assert "not replayable from today's code: made at abc1234" in capsys.readouterr().out
+
+
+# issue 60, in progress: the registered tables not yet re-made with today's code (re-made and recorded, each leaves)
+NOT_YET_REMADE = {t.file for t in tables.TABLES}   # all of them, until the code of issues 59 and 61 settles
+
+
+@pytest.mark.parametrize("table", tables.TABLES, ids=lambda t: t.name)
+def test_every_committed_table_comes_from_todays_code(table):
+    """Every cache entry its replay read is current: an edit that changes what a quoted table depends on fails here
+    until the table is made again (or its page names the commit that made it)."""
+    if table.made_at:
+        return
+    if table.file in NOT_YET_REMADE:
+        pytest.xfail("issue 60: not yet re-made with today's code")
+    assert tables.keys_of(table), f"{table.file}: never recorded: python -m grading.replay --all --record"
+    assert tables.stale_keys(table) == []
