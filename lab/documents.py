@@ -45,7 +45,8 @@ EXTENSIONS = (".txt", ".md", ".pdf", ".docx", ".html", ".htm")
 MAX_FILE_MB = 5          # a text file (.txt .md .html) or the text of a PDF/Word file over this is skipped (--max-mb)
 MAX_BINARY_MB = 100      # a PDF or Word file on disk (its images and fonts count) over this is skipped unread
 MAX_PAGES = 200          # a PDF with more pages is skipped (--max-pages, RAG_MAX_PAGES)
-READER = "3"             # part of a PDF/Word/HTML file's hash: bump it when a reader's output changes (re-embeds them)
+READERS = {".pdf": "3", ".docx": "3", ".html": "2", ".htm": "2"}   # part of such a file's hash: bump its kind's when
+#   that reader's output changes (its files are re-embedded, their answers re-made; another kind's are not)
 TABLES = "1"             # part of the hash of a text with a table: bump it when how tables are chunked changes
 MIN_WORDS_JUDGED = 20    # texts shorter than this are never called "not English"
 ENGLISH = frozenset("the of and to is was for that with as by at from his her it are were be this which or he she has "
@@ -148,7 +149,7 @@ def read_document(path, max_bytes=MAX_FILE_MB * 2**20, pages=None, any_language=
         if not keep_all and (why := not_english(text)):
             raise ValueError(why + "; RAG_ANY_LANGUAGE=1 keeps it")
         doc = Doc(doc_id(path), (title or path.stem).strip()[:200], text,
-                  hashlib.sha1(raw + READER.encode() + tables(text)).hexdigest()[:16], path.name, blocks,
+                  hashlib.sha1(raw + READERS[kind].encode() + tables(text)).hexdigest()[:16], path.name, blocks,
                   notes[0] if notes else [])
         [note(n) for n in doc.notes if note]
     return doc
@@ -246,7 +247,7 @@ def read_pdf(raw, pages=MAX_PAGES):
         title = ""   # a file's name as its title (Pillow writes one): the first heading says more
     lines = pdf_lines(raw, len(texts))
     scans = [n for n, (t, page) in enumerate(zip(texts, lines), 1) if not t.strip() and not page]
-    read = ocr.ocr_pages(raw, scans, ocr.file_key(raw) + READER) if scans else {}
+    read = ocr.ocr_pages(raw, scans, ocr.file_key(raw) + READERS[".pdf"]) if scans else {}
     unread = [n for n in scans if read[n][1] < ocr.MIN_CONFIDENCE or not read[n][0]]
     for n in scans:
         lines[n - 1] = [tuple(x) for x in read[n][0]] if n not in unread else []
