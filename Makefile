@@ -4,14 +4,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum requirements.txt | cut -d' ' -f1)
 # CORPUS=DIR: index, demo and app on your own folder of .txt .md .pdf .docx .html files (e.g. CORPUS=catalogue/docs).
-# GOLDEN: its golden questions (default: a golden.json beside DIR, if there is one); QUESTION: the one make demo asks
+# GOLDEN: its golden questions (default: a golden.json in DIR or beside it, if there is one); QUESTION: the one make demo asks
 # (default for DIR: the first two-hop question of GOLDEN).
 CORPUS ?= corpus
 ifeq ($(CORPUS),corpus)
 GOLDEN ?= golden.json
 QUESTION ?= Indian film photographer Jagdish Mali, known for taking images of various celebrities including Shabana Azmi, is father to which Bollywood actress?
 else
-GOLDEN ?= $(wildcard $(dir $(patsubst %/,%,$(CORPUS)))golden.json)
+GOLDEN ?= $(firstword $(wildcard $(patsubst %/,%,$(CORPUS))/golden.json $(dir $(patsubst %/,%,$(CORPUS)))golden.json))
 QUESTION ?= $(shell test -f "$(GOLDEN)" && $(PY) -c 'import json,sys; g=json.load(open(sys.argv[1])); print(next((q["question"] for q in g if q.get("type") == "multi"), g[0]["question"]))' "$(GOLDEN)")
 endif
 ON_CORPUS := --corpus $(CORPUS)$(if $(GOLDEN), --golden $(GOLDEN))

@@ -71,17 +71,31 @@ def choices_for(corpus):
     return {label: (lambda q, c, p=p: assembly.answerer(p, c)[1](q)) for label, p in patterns.on_page(corpus).items()}
 
 
-def build(corpus=CORPUS_DIR, golden=GOLDEN):
-    """The gradio Blocks app for one corpus (engine resolved now, so the page says which one answers)."""
+def golden_for(corpus, golden=None):
+    """Whose questions the page offers as examples: `golden` when given; golden.json for the default corpus; for
+    another folder its own golden.json (in it, or beside it, as `make app CORPUS=DIR` finds it), else none: the
+    Wikipedia questions would mean nothing on your folder.
+    golden_for(Path('parity/sources')) -> Path('parity/golden.json'); golden_for(Path('my-pdfs')) -> None"""
+    if golden is not None:
+        return Path(golden)
+    if Path(corpus).resolve() == Path(CORPUS_DIR).resolve():
+        return Path(GOLDEN)
+    return next((p for p in (Path(corpus) / "golden.json", Path(corpus).parent / "golden.json") if p.is_file()), None)
+
+
+def build(corpus=CORPUS_DIR, golden=None):
+    """The gradio Blocks app for one corpus (engine resolved now, so the page says which one answers). Its example
+    questions come from golden_for(corpus, golden)."""
     import os
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # no calls home from an offline machine
     import gradio as gr
     choices, info = choices_for(corpus), llm.engine_info()
+    examples, golden = [], golden_for(corpus, golden)
     try:
-        items = load_golden(golden)
-        examples = [[g["question"]] for g in items if g["type"] == "multi"][:3] + \
-                   [[g["question"]] for g in items if g["type"] == "single"][:1]
-    except (OSError, ValueError):
+        items = load_golden(golden) if golden else []
+        multi = [[g["question"]] for g in items if g["type"] == "multi"][:3]
+        examples = multi + [[g["question"]] for g in items if g["type"] == "single"][:4 - len(multi)]
+    except (OSError, ValueError, CorpusError):
         examples = []
     with gr.Blocks(title="RAG lab: how an answer was made") as demo:
         gr.Markdown("## How was this answer made?\nEach `[S#]` chip is one citation, coloured by the judge's "
@@ -130,7 +144,8 @@ def main():
     ap.add_argument("--corpus", type=Path, default=CORPUS_DIR,
                     help="folder of documents, .txt .md .pdf .docx .html (its index is built "
                     "or updated at start)")
-    ap.add_argument("--golden", type=Path, default=GOLDEN, help="golden file whose questions are offered as examples")
+    ap.add_argument("--golden", type=Path, help="golden file whose questions are offered as examples (default: "
+                    "golden.json for corpus/, else the folder's own golden.json in it or beside it, else none)")
     ap.add_argument("--check-concurrency", type=int, default=0, metavar="N",
                     help="instead of serving: fire N golden multi questions at once at this server, print the figures")
     ap.add_argument("--pattern", default="single", choices=[p.label for p in patterns.PATTERNS.values() if p.label],
@@ -153,7 +168,9 @@ def main():
     if not args.check_concurrency:
         demo.block_thread()
         return
-    questions = [g["question"] for g in load_golden(args.golden) if g["type"] == "multi"][:args.check_concurrency]
+    if not (golden := golden_for(args.corpus, args.golden)):
+        sys.exit(f"app: --check-concurrency needs questions: no golden.json in or beside {args.corpus}; pass --golden")
+    questions = [g["question"] for g in load_golden(golden) if g["type"] == "multi"][:args.check_concurrency]
     figures = concurrency_check(url, questions, args.pattern)
     print(f"{'questions':>10}{'answered':>10}{'lost':>6}{'max live':>10}{'total s':>9}{'RSS MB':>8}{'peak MB':>9}")
     print(f"{figures['questions']:>10}{figures['answered']:>10}{figures['lost']:>6}{figures['max_concurrent_runs']:>10}"

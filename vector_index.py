@@ -21,13 +21,14 @@ chunkers (lab/chunks.py) then cut each page or section. Every chunk's metadata h
 character span (start, end) in the document's text, and its page (PDF) and heading path ("Admissions > Prerequisites")
 when it has them. Chunk IDs: `<doc>#<n>` (n counts the document's chunks from 0: `hartmoor#0`, as ever for .txt
 and .md), and `<doc>#p<page>-<n>` for a PDF (n counts the page's chunks: `handbook-pdf#p12-0`). A file that cannot be
-read (encrypted, no text layer, corrupt, over a limit, mostly not English) gets one warning line and is skipped.
+read (encrypted, corrupt, over a limit, mostly not English, a scan OCR cannot read) gets one warning line and is
+skipped; a scanned PDF is read by OCR (lab/ocr.py), and a page of it OCR cannot read gets one line and is left out.
 
 `CHROMA_HOST` (and `CHROMA_PORT`, default 8000) switch from the on-disk store under `.rag/` to a Chroma
 server (`chroma run --path DIR`); one that does not answer its heartbeat within CHROMA_TIMEOUT is an error, not a
 hang. `RAG_INDEX_DIR` moves the on-disk store; `RAG_EMBED_MODEL` swaps the
 embedding model (any sentence-transformers name or path).
-Not handled: OCR and the other limits lab/documents.py lists, sentence splitting around abbreviations.
+Not handled: the limits lab/documents.py lists, sentence splitting around abbreviations.
 """
 import argparse
 import hashlib
@@ -36,6 +37,7 @@ import os
 import re
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 from lab.cache import index_dir
@@ -53,6 +55,11 @@ EMBED_BATCH = 256                # chunks per embed + add call (one progress-bar
 
 def warn(msg):
     print(f"warning: {msg}", file=sys.stderr)
+
+
+def noted(path, note):
+    """One line about a file that was read all the same: 'warning: notes.pdf: page 3 could not be read by OCR ...'."""
+    warn(f"{path}: {note}")
 
 
 def load_documents(folder, max_mb=MAX_FILE_MB, quiet=False, max_pages=None, any_language=None):
@@ -77,7 +84,7 @@ def load_documents(folder, max_mb=MAX_FILE_MB, quiet=False, max_pages=None, any_
             quiet or warn(f"{path}: duplicate document id {key!r}, skipped")
             continue
         try:
-            docs[key] = read_document(path, max_mb * 2**20, max_pages, any_language)
+            docs[key] = read_document(path, max_mb * 2**20, max_pages, any_language, not quiet and partial(noted, path))
         except (ValueError, OSError) as e:
             quiet or warn(f"{path}: {e}, skipped")
             failed.append(key)

@@ -11,8 +11,8 @@
 Each block lab/documents.py gives (a page, a section; the whole text when there is none) is cut on its own. Chunk
 IDs: `<doc>#<n>` (n counts the document's chunks from 0), `<doc>#p<page>-<n>` for a PDF (n counts the page's).
 vector_index.py embeds and stores what this file cuts (and re-exports its names: `vector_index.chunk` as ever).
-Not handled: sentence splitting around abbreviations ('Dr. Smith' ends a sentence), a PDF's tables (its text layer
-has no cell separators, so a row is a line of words).
+A block read by OCR (a scanned PDF page) gives its chunks `ocr: True`, which documents.where() shows: 'p. 3 (OCR)'.
+Not handled: sentence splitting around abbreviations ('Dr. Smith' ends a sentence).
 """
 import re
 
@@ -70,8 +70,7 @@ def units(text):
     starts inside a table can say what its columns are.
     'Day | Room\nMon | HAL 1\nTue | HAL 2' -> ('Day | Room', .., ''), ('Mon | HAL 1', .., 'Day | Room'), ...
     A short line just above a table (its heading or caption: 'Autumn examinations') goes with the header.
-    A text with no table gives its sentence_spans, as ever. Not handled: a PDF's tables (its text layer has no
-    cell separators, so a row is a line of words)."""
+    A text with no table gives its sentence_spans, as ever (lab/pdf.py gives a PDF's rows as 'a | b | c' too)."""
     lines = [(m.group(), m.start(), m.end()) for m in re.finditer(r"[^\n]+", text)]
     table = table_rows([line for line, _, _ in lines])
     out, prose, header, first = [], 0, "", 0
@@ -128,6 +127,6 @@ def chunk_records(doc, chunker):
         k = per_page[b.page] = per_page.get(b.page, -1) + 1
         meta = {"doc": doc.id, "title": doc.title, "n": n, "total": len(spans), "hash": doc.hash,
                 "file": doc.file, "start": start, "end": end,
-                **({"page": b.page} if b.page else {}), **({"section": b.section} if b.section else {})}
+                **{k: v for k, v in (("page", b.page), ("section", b.section), ("ocr", b.ocr)) if v}}
         out.append((f"{doc.id}#p{b.page}-{k}" if b.page else f"{doc.id}#{n}", text, meta))
     return out

@@ -10,38 +10,43 @@ The formats and the library that reads each (chosen by `python -m experiments.lo
 results/loaders_choice.txt):
 - .txt, .md: as the lab always read them: line 1 is the title, the rest the text. A Markdown file's headings
   (markdown-it-py, CommonMark: a `#` inside a code block is no heading) cut it into sections.
-- .pdf (pypdfium2, PDFium's text layer): one block per page; the title is the PDF's own, else its first line.
+- .pdf (lab/pdf.py: pdfplumber and pypdfium2; issue 61): a block per page and section. A tagged PDF (Chromium's, Word's)
+  says which text is a heading and which a table row and cell; an untagged one gives tables by their drawn lines and
+  headings by their font size, or its outline; a page with no text layer is read by OCR (lab/ocr.py) and cited
+  'p. 3 (OCR)'. The title is the PDF's own (unless it is a file name), else its first heading. Table rows are
+  'a | b | c' in every format, so lab.chunks keeps each row chunk with its table's header row.
 - .docx (python-docx): paragraphs and tables in document order; Title and Heading 1-9 styles give the sections.
 - .html, .htm (BeautifulSoup on lxml): the main text (<main>, else <article>, else <body>) without scripts, menus,
   headers, footers, sidebars and cookie banners; h1-h6 give the sections.
 A block is a span of the document's text that no chunk crosses (lab/chunks.py): a page, a section.
 
 A file that cannot be used raises ValueError with the reason in a few words, which vector_index prints on one line
-and skips: an encrypted PDF, a PDF with no text layer, a corrupt file, a file over the size or page limit
+and skips: an encrypted PDF, a PDF with no text OCR can read, a corrupt file, a file over the size or page limit
 (MAX_FILE_MB, MAX_BINARY_MB, MAX_PAGES or RAG_MAX_PAGES), a PDF/Word/HTML text that is mostly not English
 (not_english: the embedding model reads English; RAG_ANY_LANGUAGE=1 keeps every language). .txt and .md files are
 read as the lab always read them, in any language: its corpora and its injected documents (some partly in another
 language on purpose) are .txt.
-A PDF's page numbers and running header and footer (a line that opens or closes most pages) are dropped.
-Not handled: OCR, passwords, .doc/.pptx/.rtf, text in images, PDF outlines as sections, tables kept as tables (a
-row becomes one line, its cells joined by " | ", which lab.chunks.units cuts row by row, each chunk with the
-table's header row; a PDF's rows have no separator and stay lines of words), PDFs with fewer than 3 pages keep
-their headers.
+A PDF's page numbers and running header and footer (a line that opens or closes most pages) are dropped; a page OCR
+cannot read with confidence is left out and said in Doc.notes (vector_index prints it on one line).
+Not handled: passwords, .doc/.pptx/.rtf, text in a text-layer page's images, untagged tables without drawn lines,
+PDFs with fewer than 3 pages keep their headers.
 """
 import hashlib
-import io
 import os
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import NamedTuple
+
+from lab.office import docx_parts, html_parts
+from lab.pdf import pdf_pages, strip_running  # noqa: F401 (documents.strip_running, documents.pdf_pages as ever)
 
 TEXT_EXTENSIONS = (".txt", ".md")
 EXTENSIONS = (".txt", ".md", ".pdf", ".docx", ".html", ".htm")
 MAX_FILE_MB = 5          # a text file (.txt .md .html) or the text of a PDF/Word file over this is skipped (--max-mb)
 MAX_BINARY_MB = 100      # a PDF or Word file on disk (its images and fonts count) over this is skipped unread
 MAX_PAGES = 200          # a PDF with more pages is skipped (--max-pages, RAG_MAX_PAGES)
-READER = "2"             # part of a PDF/Word/HTML file's hash: bump it when a reader's output changes (re-embeds them)
+READERS = {".pdf": "3", ".docx": "3", ".html": "2", ".htm": "2"}   # part of such a file's hash: bump its kind's when
+#   that reader's output changes (its files are re-embedded, their answers re-made; another kind's are not)
 TABLES = "1"             # part of the hash of a text with a table: bump it when how tables are chunked changes
 MIN_WORDS_JUDGED = 20    # texts shorter than this are never called "not English"
 ENGLISH = frozenset("the of and to is was for that with as by at from his her it are were be this which or he she has "
@@ -56,13 +61,6 @@ tidak ini itu dari""".split())   # frequent words of 14 other languages that Eng
 LETTERS = re.compile(r"[^\W\d_]+")
 ROW = re.compile(r"\S[ \t]*\|[ \t]*\S|^\|.*\|$")   # a line of table cells: 'a | b' (Word, HTML), '| a | b |' (Markdown)
 RULE = re.compile(r"\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?")   # a Markdown table's '|---|---|' line
-PAGE_NUMBER = re.compile(r"(?:page|p\.|pg\.?)?\s*[-–]?\s*\d+\s*[-–]?(?:\s*(?:/|of)\s*\d+)?", re.I)
-BOILERPLATE = re.compile(r"(^|[-_ ])(nav|navbar|navigation|menu|breadcrumbs?|footer|site-footer|sidebar|cookies?|"
-                         r"cookie-notice|consent|social|skip-link|advert|ads)([-_ ]|$)", re.I)
-DROP_TAGS = ["script", "style", "noscript", "template", "svg", "form", "nav", "header", "footer", "aside", "iframe",
-             "button", "select"]
-BLOCK_TAGS = {"p", "div", "section", "article", "main", "li", "tr", "pre", "blockquote", "dd", "dt", "figcaption",
-              "caption", "body", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "table"}
 
 
 class CorpusError(RuntimeError):
@@ -75,6 +73,7 @@ class Block(NamedTuple):
     end: int
     page: int       # 1-based PDF page, 0 when the format has none
     section: str    # heading path "Admissions > Prerequisites", '' when none
+    ocr: bool = False   # the text was read from the page's image by OCR (a scan)
 
 
 @dataclass
@@ -85,6 +84,7 @@ class Doc:
     hash: str
     file: str = ""                               # the file's name, as shown in citations
     blocks: list = field(default_factory=list)   # [Block]; empty: the whole text is one block
+    notes: list = field(default_factory=list)    # what was left out of a file that was read ('page 3 could not ...')
 
 
 def doc_id(path):
@@ -98,7 +98,7 @@ def where(meta):
     -> 'handbook.pdf p. 12 · Admissions > Prerequisites'"""
     if not meta.get("page") and not meta.get("section"):
         return ""
-    page = f" p. {meta['page']}" if meta.get("page") else ""
+    page = f" p. {meta['page']}" + (" (OCR)" if meta.get("ocr") else "") if meta.get("page") else ""
     return f"{meta.get('file') or meta.get('doc', '')}{page}" + (f" · {meta['section']}" if meta.get("section") else "")
 
 
@@ -123,8 +123,9 @@ def not_english(text):
     return None
 
 
-def read_document(path, max_bytes=MAX_FILE_MB * 2**20, pages=None, any_language=None):
-    """Path -> Doc, or raise ValueError with the reason the file cannot be used (vector_index prints it)."""
+def read_document(path, max_bytes=MAX_FILE_MB * 2**20, pages=None, any_language=None, note=None):
+    """Path -> Doc, or raise ValueError with the reason the file cannot be used (vector_index prints it). note: called
+    with each line Doc.notes holds (what was left out of a file that was read: a scan's page OCR could not read)."""
     kind = path.suffix.lower()
     if kind not in EXTENSIONS:
         raise ValueError(f"unknown extension {path.suffix or '(none)'!r} (only {', '.join(EXTENSIONS)})")
@@ -138,7 +139,7 @@ def read_document(path, max_bytes=MAX_FILE_MB * 2**20, pages=None, any_language=
     else:
         readers = {".pdf": lambda: read_pdf(raw, max_pages() if pages is None else pages),
                    ".docx": lambda: read_docx(raw), ".html": lambda: read_html(raw), ".htm": lambda: read_html(raw)}
-        title, text, blocks = readers[kind]()
+        title, text, blocks, *notes = readers[kind]()
         if not text.strip():
             raise ValueError("no text found")
         if len(text.encode()) > max_bytes:
@@ -148,7 +149,9 @@ def read_document(path, max_bytes=MAX_FILE_MB * 2**20, pages=None, any_language=
         if not keep_all and (why := not_english(text)):
             raise ValueError(why + "; RAG_ANY_LANGUAGE=1 keeps it")
         doc = Doc(doc_id(path), (title or path.stem).strip()[:200], text,
-                  hashlib.sha1(raw + READER.encode() + tables(text)).hexdigest()[:16], path.name, blocks)
+                  hashlib.sha1(raw + READERS[kind].encode() + tables(text)).hexdigest()[:16], path.name, blocks,
+                  notes[0] if notes else [])
+        [note(n) for n in doc.notes if note]
     return doc
 
 
@@ -233,68 +236,80 @@ def assemble(parts):
 
 
 def read_pdf(raw, pages=MAX_PAGES):
-    """PDF bytes -> (title, text, one Block per page that has text)."""
+    """PDF bytes -> (title, text, Blocks, notes): each page's lines from lab/pdf.py (headings, rows 'a | b | c'), a page
+    without a text layer read by OCR (lab/ocr.py); blocks cut at pages and at headings, so a block has one page and
+    one section. The title is the PDF's own, else its first heading; a first line that says the title is dropped, like
+    HTML's <h1>. A page OCR cannot read with confidence is left out, with a note that says so."""
+    from lab import ocr
+    from lab.pdf import heading_levels, pdf_lines
     title, texts = pdf_pages(raw, pages)
-    if not any(texts):
-        raise ValueError("no text layer: OCR is not supported")
-    texts = strip_running(texts)
-    out, blocks, pos = [], [], 0
-    for n, t in enumerate(texts, 1):
-        if t:
-            out.append(t)
-            blocks.append(Block(pos, pos + len(t), n, ""))
-            pos += len(t) + 2
-    if title.lower() in ("", "untitled"):   # reportlab's default title is 'untitled'
-        title = next(line for line in out[0].splitlines() if line.strip())
-    return title, "\n\n".join(out), blocks
+    if re.fullmatch(r"[\w.-]+", title) and (re.search(r"[-_.]", title) or title.islower()):
+        title = ""   # a file's name as its title (Pillow writes one): the first heading says more
+    lines = pdf_lines(raw, len(texts))
+    scans = [n for n, (t, page) in enumerate(zip(texts, lines), 1) if not t.strip() and not page]
+    read = ocr.ocr_pages(raw, scans, ocr.file_key(raw) + READERS[".pdf"]) if scans else {}
+    unread = [n for n in scans if read[n][1] < ocr.MIN_CONFIDENCE or not read[n][0]]
+    for n in scans:
+        lines[n - 1] = [tuple(x) for x in read[n][0]] if n not in unread else []
+    heading_levels(lines)   # OCR's headings, by stroke, ranked over the whole document
+    if not any(lines):
+        raise ValueError("no text layer, and OCR found no text it could read with confidence" if scans
+                         else "no text found")
+    kept = strip_running(["\n".join(t for _, t in page) for page in lines])
+    lines = [keep_lines(page, k) for page, k in zip(lines, kept)]   # a table's header row repeated atop pages stays
+    first = next((page[0] for page in lines if page), (None, ""))
+    untitled = title.lower() in ("", "untitled")   # reportlab's default: 'untitled'
+    levels = [lv for page in lines for lv, _ in page if lv is not None]
+    says_title = " ".join(first[1].split()).lower() == " ".join(title.split()).lower()
+    if first[0] is not None and (says_title or (untitled and levels.count(min(levels)) == 1)):
+        title = first[1] if untitled else title   # a heading of one of a kind at the top is the title, as HTML's <h1>
+        lines[next(n for n, page in enumerate(lines) if page)].pop(0)
+    elif untitled:
+        title = first[1]
+    parts = [(n, level, t) for n, page in enumerate(lines, 1) for level, t in page]
+    text, blocks = paged(parts, {n for n in scans if n not in unread})
+    notes = [f"page {n} could not be read by OCR with confidence ({read[n][1]:.2f}), left out" for n in unread]
+    return title, text, blocks, notes
 
 
-def strip_running(texts, edge=2):
-    """Pages' texts without their running header and footer: among the first and last `edge` lines of each page, a
-    page number ('Page 3', '3 of 40', '- 3 -') that counts with the pages, and a line that opens or closes at least
-    60% of the pages word for word (needs 3 pages).
-    ['Guide\nPage 1\nWelcome', 'Guide\nPage 2\nRules', 'Guide\nPage 3\nMaps'] -> ['Welcome', 'Rules', 'Maps'].
-    A number alone that does not count with the pages (a table's last cell) stays."""
-    pages = [t.splitlines() for t in texts]
-    at_edges = lambda lines: {" ".join(x.split()) for x in lines[:edge] + lines[-edge:] if x.strip()}
-    counts = Counter(x for lines in pages for x in at_edges(lines))
-    full = sum(bool(t) for t in texts)
-    running = {x for x, c in counts.items() if full >= 3 and c >= 0.6 * full}
-    edges = lambda lines: [x for i, x in enumerate(lines) if i < edge or i >= len(lines) - edge]
-    numbered = lambda x: int(re.search(r"\d+", x).group()) if PAGE_NUMBER.fullmatch(x.strip()) else None
-    offsets = Counter(o for n, lines in enumerate(pages, 1)
-                      for o in {numbered(x) - n for x in edges(lines) if numbered(x) is not None})
-    # printed numbers may start at another number than 1: the offset most pages share, seen on 2 pages at least
-    offset = max(offsets, key=lambda o: (offsets[o], o == 0), default=0)
-    offset = offset if offsets[offset] >= 2 else 0
-    drop = lambda x, n: " ".join(x.split()) in running or (numbered(x) is not None and numbered(x) - n == offset)
-    return ["\n".join(x for i, x in enumerate(lines) if not ((i < edge or i >= len(lines) - edge) and drop(x, n)))
-            .strip() for n, lines in enumerate(pages, 1)]
+def keep_lines(page, kept):
+    """The page's (level, line) parts that strip_running kept (it only drops lines, so they align in order), and
+    every table row ('a | b'): a long table's header, repeated atop each page, is no running header."""
+    want, out = kept.splitlines(), []
+    for part in page:
+        if want and part[1] == want[0]:
+            out.append(part)
+            want.pop(0)
+        elif " | " in part[1]:
+            out.append(part)
+    return out
 
 
-def pdf_pages(raw, pages=MAX_PAGES):
-    """PDF bytes -> (its metadata title, [text of each page]) read by pypdfium2 (PDFium, Chromium's PDF engine)."""
-    import pypdfium2 as pdfium
-    try:
-        pdf = pdfium.PdfDocument(raw)
-    except pdfium.PdfiumError as e:
-        if "password" in str(e).lower():
-            raise ValueError("encrypted PDF (it needs a password)") from None
-        raise ValueError(f"corrupt PDF ({str(e).rstrip('.').split('(')[-1].rstrip(')')})") from None
-    try:
-        if len(pdf) > pages:
-            raise ValueError(f"{len(pdf)} pages is over the {pages}-page limit (--max-pages, RAG_MAX_PAGES)")
-        texts = []
-        for i in range(len(pdf)):
-            page = pdf[i]
-            tp = page.get_textpage()
-            # PDFium marks a word it joined across a line end with U+FFFE, and ends lines with \r\n
-            texts.append(tp.get_text_range().replace("\ufffe", "").replace("\r\n", "\n").replace("\r", "\n").strip())
-            tp.close()
-            page.close()
-        return (pdf.get_metadata_dict().get("Title") or "").strip(), texts
-    finally:
-        pdf.close()
+def paged(parts, ocr_pages=()):
+    """[(page, level, line)] -> (text, [Block]): pages apart by a blank line, cut at headings into sections that
+    run on across pages, and each section cut again at every page. 'p. 3 (OCR)' for a page OCR read."""
+    text, heads, starts, pos, page = [], [], {}, 0, None
+    for n, level, line in parts:
+        if n != page and text:
+            text.append("")
+            pos += 1
+        if n != page:
+            starts[n], page = pos, n
+        if level is not None:
+            heads.append((pos, level, line))
+        text.append(line)
+        pos += len(line) + 1
+    joined = "\n".join(text)
+    spans = sections(heads, joined) if heads else [Block(0, len(joined), 0, "")]
+    pages = sorted(starts.items())
+    bounds = [(n, s, pages[i + 1][1] - 1 if i + 1 < len(pages) else len(joined)) for i, (n, s) in enumerate(pages)]
+    blocks = []
+    for b in spans:
+        for n, s, e in bounds:
+            lo, hi = max(b.start, s), min(b.end, e)
+            if joined[lo:hi].strip():
+                blocks.append(Block(lo, hi, n, b.section, n in ocr_pages))
+    return joined, blocks
 
 
 def read_docx(raw):
@@ -304,75 +319,9 @@ def read_docx(raw):
     return title or (parts[0][1] if parts else ""), text, blocks
 
 
-def docx_parts(raw):
-    """Word bytes -> (title, [(heading level or None, line)]) by python-docx: the Title style (or the file's title
-    property) is the title; Heading 1-9 styles are headings; a table row is a line, its cells joined by " | "."""
-    import zipfile
-
-    import docx
-    from docx.table import Table
-    from docx.text.paragraph import Paragraph
-    try:
-        d = docx.Document(io.BytesIO(raw))
-    except (zipfile.BadZipFile, KeyError, ValueError) as e:
-        raise ValueError(f"corrupt Word file ({type(e).__name__}: {str(e)[:60]})") from None
-    parts, title = [], (d.core_properties.title or "").strip()
-    for block in d.element.body.iterchildren():
-        tag = block.tag.rsplit("}", 1)[-1]
-        if tag == "p":
-            p = Paragraph(block, d)
-            text, style = " ".join(p.text.split()), p.style.name if p.style is not None else ""
-            if text and style == "Title" and not title:
-                title = text
-            elif text:
-                m = re.fullmatch(r"Heading (\d)", style)
-                parts.append((int(m.group(1)) if m else None, text))
-        elif tag == "tbl":
-            for row in Table(block, d).rows:
-                cells = [" ".join(c.text.split()) for c in row.cells]
-                cells = [c for n, c in enumerate(cells) if c and (n == 0 or c != cells[n - 1])]   # merged cells repeat
-                if cells:
-                    parts.append((None, " | ".join(cells)))
-    return title, parts
-
-
 def read_html(raw):
     """HTML bytes -> (title, main text, section blocks). The first <h1> is the title (else <title>), kept out of the
     text like a .txt file's first line; the other headings make the heading path."""
     title, parts = html_parts(raw)
     text, blocks = assemble(parts)
     return title, text, blocks
-
-
-def html_parts(raw):
-    """HTML bytes -> (title, [(heading level or None, line)]) of its main text, boilerplate dropped."""
-    from bs4 import BeautifulSoup, Comment, Declaration, Doctype, ProcessingInstruction
-    soup = BeautifulSoup(raw, "lxml")
-    page_title = soup.title.get_text(" ", strip=True) if soup.title else ""
-    for tag in soup(DROP_TAGS):
-        tag.decompose()
-    boiler = lambda t: (t.get("role") in ("navigation", "banner", "contentinfo")
-                        or BOILERPLATE.search(" ".join(t.get("class") or [])) or BOILERPLATE.search(t.get("id") or ""))
-    for tag in soup.find_all(boiler):
-        if not tag.decomposed and tag.name not in ("body", "html", "main") and not tag.find(["main", "article", "h1"]):
-            tag.decompose()   # a wrapper that holds the page's main text stays
-    root = soup.find("main") or soup.find(attrs={"role": "main"}) or soup.find("article") or soup.body or soup
-    lines, current, block, cell = [], [], None, None
-    for s in root.find_all(string=True):
-        if isinstance(s, (Comment, Declaration, Doctype, ProcessingInstruction)) or not s.strip():
-            continue
-        owner = next((p for p in s.parents if p.name in BLOCK_TAGS), None)
-        in_cell = next((p for p in s.parents if p.name in ("td", "th")), None)
-        if owner is not block and current:
-            lines.append((block, " ".join(current)))
-            current = []
-        text = " ".join(s.split())
-        current.append(f"| {text}" if current and in_cell is not None and in_cell is not cell else text)
-        block, cell = owner, in_cell
-    if current:
-        lines.append((block, " ".join(current)))
-    heading = lambda b: int(b.name[1]) if b is not None and re.fullmatch(r"h[1-6]", b.name) else None
-    parts = [(heading(b), t) for b, t in lines]
-    h1 = next((i for i, (level, _) in enumerate(parts) if level == 1), None)
-    title = parts.pop(h1)[1] if h1 is not None else page_title   # the title, like a .txt file's line 1
-    return title, parts

@@ -37,11 +37,11 @@ def test_pdf_pages_title_ids_and_spans():
     assert list(recs) == ["handbook-pdf#p1-0", "handbook-pdf#p2-0", "handbook-pdf#p3-0"]
     text, meta = recs["handbook-pdf#p2-0"]
     assert "close on 14 March" in text and "Mercer Library" not in text and "River Osk" not in text
-    assert meta["page"] == 2 and "section" not in meta and meta["file"] == "handbook.pdf"
+    assert meta["page"] == 2 and meta["section"] == "Admissions" and meta["file"] == "handbook.pdf"   # its heading
     assert all(span_ok(doc, t, m) for t, m in recs.values())
     # the running header and the page numbers are on every page: dropped
     assert "Student Handbook 2026" not in doc.text and "Page 2" not in doc.text
-    assert documents.where(meta) == "handbook.pdf p. 2"
+    assert documents.where(meta) == "handbook.pdf p. 2 · Admissions"
 
 
 def test_only_numbers_that_count_with_the_pages_are_dropped_as_page_numbers():
@@ -50,6 +50,8 @@ def test_only_numbers_that_count_with_the_pages_are_dropped_as_page_numbers():
     printed = ["Intro\nfoo\n7", "Body\nbar\n8"]        # numbering that starts at 7: still page numbers
     assert documents.strip_running(printed) == ["Intro\nfoo", "Body\nbar"]
     assert documents.strip_running(["One page\nends with a count of\n30"]) == ["One page\nends with a count of\n30"]
+    two = ["College · MAR 260 outline\nTeaching\nA | B", "College · MAR 260 outline\nSchedule\nA | B"]
+    assert documents.strip_running(two) == ["Teaching\nA | B", "Schedule\nA | B"]   # 2 pages: a header both open with
 
 
 def test_pdf_chunks_are_numbered_within_their_page(monkeypatch):
@@ -117,7 +119,6 @@ def test_corpus_chunk_ids_and_texts_are_unchanged():
 
 @pytest.mark.parametrize("name,message", [
     ("encrypted.pdf", "encrypted PDF (it needs a password), skipped"),
-    ("scanned.pdf", "no text layer: OCR is not supported, skipped"),
     ("corrupt.pdf", "corrupt PDF (PDFium: Data format error), skipped"),
     ("corrupt.docx", "corrupt Word file (BadZipFile: File is not a zip file), skipped"),
     ("long.pdf", "300 pages is over the 200-page limit (--max-pages, RAG_MAX_PAGES), skipped"),
@@ -143,7 +144,12 @@ def test_the_limits_can_be_raised(tmp_path, monkeypatch):
     monkeypatch.setenv("RAG_ANY_LANGUAGE", "1")
     assert documents.read_document(BAD / "cours.html").title == "Astrobiologie"
     docs, failed = vi.load_documents(BAD, quiet=True, max_pages=300, any_language=True)
-    assert set(docs) == {"long-pdf", "cours-html"} and len(failed) == 4
+    assert set(docs) == {"long-pdf", "cours-html", "scanned-pdf"} and len(failed) == 3   # a scan is read by OCR
+
+
+def test_the_scanned_fixture_is_read_by_ocr():
+    doc = documents.read_document(BAD / "scanned.pdf")   # once skipped ("no text layer"); issue 61 reads it
+    assert "library committee, 3 May 2026" in doc.text and "Minutes" in doc.text and doc.blocks[0].ocr
 
 
 def test_not_english_rule():
@@ -218,3 +224,16 @@ def test_an_html_table_row_chunk_has_its_header(monkeypatch):
 def test_only_a_text_with_a_table_gets_a_new_hash():
     assert documents.tables("a ref |title=Census| in prose\nand more") == b""   # one '|' line is no table
     assert documents.tables("Day | Room\nMon | HAL 1") != b""
+
+
+def test_a_word_row_keeps_equal_cells_and_reads_a_merged_cell_once(tmp_path):
+    import docx
+    d = docx.Document()
+    t = d.add_table(rows=2, cols=3)
+    for c, text in zip(t.rows[0].cells, ["Kessock Junction", "Yes", "Yes"]):
+        c.text = text
+    t.cell(1, 0).merge(t.cell(1, 1)).text = "Closed on Sundays"
+    t.cell(1, 2).text = "No"
+    d.save(tmp_path / "stations.docx")
+    lines = documents.read_document(tmp_path / "stations.docx").text.splitlines()
+    assert lines == ["Kessock Junction | Yes | Yes", "Closed on Sundays | No"]
