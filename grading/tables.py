@@ -99,27 +99,30 @@ def stale_keys(table, folder=SNAPSHOT, root=None):
 def write_snapshot(sources, folder=SNAPSHOT):
     """Rewrite the committed cache `folder` to hold exactly the entries the recorded tables read (results/keys/),
     each taken from the first of `sources` (cache folders) that holds it, with its module and inputs hash.
-    -> ({cache name: entries written}, [(cache name, key) found in no source])."""
+    -> ({cache name: entries written}, [(cache name, key) found in no source]); with any missing, nothing is written."""
     from lab.cache import Cache
     wanted = {}
     for t in TABLES:
         for name, keys in keys_of(t).items():
             wanted.setdefault(name, set()).update(keys)
     stores = [{n: Cache(n, src) for n in wanted} for src in sources]
-    written, missing = {}, []
+    lines, missing = {}, []
     for name, keys in sorted(wanted.items()):
-        lines = []
         for k in sorted(keys):
             store = next((s[name] for s in stores if k in s[name].data), None)
             if store is None:
                 missing.append((name, k))
             else:
-                lines.append(store._line(store._key(k), store.data[k]))
+                lines.setdefault(name, []).append(store._line(store._key(k), store.data[k]))
+    if missing:   # nothing written: a snapshot that lacks an entry a table read would not replay it
+        return {}, missing
+    written = {}
+    for name, kept in lines.items():
         path = Path(folder) / f"{name}.jsonl"
         tmp = path.with_suffix(".tmp")
-        tmp.write_text("".join(lines), encoding="utf-8")
+        tmp.write_text("".join(kept), encoding="utf-8")
         tmp.replace(path)
-        written[name] = len(lines)
+        written[name] = len(kept)
     for stale in set(p.stem for p in Path(folder).glob("*.jsonl")) - set(wanted):
         (Path(folder) / f"{stale}.jsonl").unlink()   # a cache no table reads
     _meta.cache_clear()

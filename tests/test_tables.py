@@ -109,8 +109,9 @@ def test_the_snapshot_keeps_what_the_tables_read_and_drops_the_rest(toy, tmp_pat
     assert written == {"toy": 1} and missing == [] and not (snapshot / "other.jsonl").exists()
     assert Cache("toy", snapshot).data == {keyed("golden", "toy question"): "Hartmoor"}
     assert replay.replay_all(snapshot=snapshot, chosen=[table]) == 0   # and it still replays
-    table.keys_file.write_text(json.dumps({"keys": {"toy": ["0" * 64]}}))
-    assert tables.write_snapshot([snapshot], snapshot)[1] == [("toy", "0" * 64)]
+    table.keys_file.write_text(json.dumps({"keys": {"toy": [keyed("golden", "toy question"), "0" * 64]}}))
+    assert tables.write_snapshot([snapshot], snapshot) == ({}, [("toy", "0" * 64)])
+    assert Cache("toy", snapshot).data == {keyed("golden", "toy question"): "Hartmoor"}   # left as it was
 
 
 def test_what_a_replay_computes_itself_is_not_recorded_as_read(toy):
