@@ -1,6 +1,7 @@
-"""The pages quote what the results files say (issue 60): each figure of a quoted table (the benchmark, week 5's
-citation table, week 6's route table) is read beside the file it names and checked against it, offline. A page that
-names a file must agree with it; whether the file is stale is tests/test_tables.py's business."""
+"""The pages quote what the results files say (issue 60): each figure of a quoted table (the benchmark, week 2's
+fusion table, week 5's citation table, week 6's route table) is read beside the file it names and checked against
+it, offline. A page that names a file must agree with it; whether the file is stale is tests/test_tables.py's
+business."""
 import json
 from pathlib import Path
 
@@ -89,3 +90,13 @@ def test_the_route_table_of_week_6_is_router_evals_file(label, mode):
     recall = " / ".join(cell(m["by_source"][s]["recall"], ".3f") for s in ("hotpotqa", "musique"))
     assert (row["F1"], row["supporting-doc recall, HotpotQA / MuSiQue"]) == (cell(m["f1"], ".3f"), recall)
     assert (row["LLM calls"], row["s/question"]) == (cell(m["llm_calls"], ".1f"), cell(m["seconds"], ".1f"))
+
+
+@pytest.mark.parametrize("label, source", [("HotpotQA multi-hop (n=100)", "hotpotqa/multi"),
+                                           ("MuSiQue multi-hop (n=100)", "musique/multi"),
+                                           ("MuSiQue single-hop (n=104)", "musique/single")])
+def test_the_fusion_table_of_week_2_is_its_results_file(label, source):
+    recall = json.loads((ROOT / "results/retrieval.json").read_text(encoding="utf-8"))["recall"]
+    row = figures_row("labs/week2-retrieve.md", label)
+    methods = {"BM25": "bm25", "dense": "dense", "the seed's interleave": "seed_interleave", "fused (RRF)": "fused"}
+    assert {h: row[h] for h in methods} == {h: cell(recall[m]["4"][source], ".3f") for h, m in methods.items()}
