@@ -18,6 +18,8 @@ import json
 import sys
 from pathlib import Path
 
+from pattern_cli import fmt
+
 MARGIN = 0.01
 TARGETS = {  # what each layer is for: the figures it must move to earn its place
     "spans": ("answer_f1", "right_share"),
@@ -75,7 +77,7 @@ def report(runs):
                 if not layer:
                     continue
                 more = {k: full_cost[k] - cost[k] for k in cost}   # what the layer adds
-                lines.append(f"{'-' + layer:14}" + "".join(f"{fmt(delta(full, figures, k), True):>9}" for k, _ in GAINS)
+                lines.append(f"{'-' + layer:14}" + "".join(f"{signed(delta(full, figures, k)):>9}" for k, _ in GAINS)
                              + f"{more['calls']:+9.2f}{more['seconds']:+8.1f}{more['right_disputed']:+11.3f}"
                              + f"{more['quarantined']:+9.3f}")
                 for target in TARGETS.get(layer, ()):
@@ -89,8 +91,9 @@ def verdicts(gains):
             for layer, found in gains.items()}
 
 
-def fmt(x, signed=False):
-    return "n/a" if x is None else f"{x:+.3f}" if signed else f"{x:.3f}"
+def signed(x):
+    """A change as the table prints it: '+0.012', 'n/a' when either side has no value (pattern_cli.fmt, signed)."""
+    return "n/a" if x is None else f"{x:+.3f}"
 
 
 def main():

@@ -19,6 +19,7 @@ import json
 import sys
 from pathlib import Path
 
+from experiments.ablation_report import signed
 from pattern_cli import fmt
 
 TOLERANCE = 0.02
@@ -102,7 +103,7 @@ def main():
         print(f"\n## {b} -> {a} (n per pattern: {n}); ok = within {TOLERANCE} of before or better")
         print(f"{'pattern':8} {'figure':16} {'before':>7} {'after':>7} {'change':>7}  verdict")
         for pattern, label, x, y, verdict in lines:
-            change = "n/a" if x is None or y is None else f"{y - x:+.3f}"
+            change = signed(None if x is None or y is None else y - x)
             print(f"{pattern:8} {label:16} {fmt(x):>7} {fmt(y):>7} {change:>7}  {verdict}")
         if args.changes:
             print_changes(before, after, {g["id"]: g for g in json.loads(args.changes.read_text(encoding="utf-8"))})
