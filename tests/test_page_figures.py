@@ -3,6 +3,7 @@ fusion table, week 5's citation table, week 6's route table) is read beside the 
 it, offline. A page that names a file must agree with it; whether the file is stale is tests/test_tables.py's
 business."""
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -100,3 +101,64 @@ def test_the_fusion_table_of_week_2_is_its_results_file(label, source):
     row = figures_row("labs/week2-retrieve.md", label)
     methods = {"BM25": "bm25", "dense": "dense", "the seed's interleave": "seed_interleave", "fused (RRF)": "fused"}
     assert {h: row[h] for h in methods} == {h: cell(recall[m]["4"][source], ".3f") for h, m in methods.items()}
+
+
+RESULTS_FILE = re.compile(r"results/[\w./-]+\.(?:json|txt|md)")
+DECIMAL = re.compile(r"(?<![\w.])\d*\.\d+(?![\w.])")
+COMMIT = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")
+
+
+def blocks(text):
+    """A page's paragraphs, list items and table rows, each one string; fenced blocks (recorded output) left out."""
+    out, now, fenced = [], [], False
+    for line in text.splitlines() + [""]:
+        if line.startswith("```"):
+            fenced = not fenced
+            continue
+        starts = re.match(r"\s*(?:[-*|]|\d+\.)\s", line)
+        if not fenced and line.strip() and not starts:
+            now.append(line)
+            continue
+        out.append(" ".join(now))
+        now = [line] if starts and not fenced else []
+    return [b for b in out if b]
+
+
+def in_file(figure, path):
+    """Whether a quoted decimal is in a results file: its text, or a number of its JSON at the quote's precision."""
+    text = (ROOT / path).read_text(encoding="utf-8") if (ROOT / path).is_file() else ""
+    if figure in text:
+        return True
+    if not path.endswith(".json") or not text:
+        return False
+    places, numbers = len(figure.split(".")[1]), []
+    json.loads(text, parse_float=numbers.append, parse_int=lambda s: numbers.append(s) or 0)
+    return any(round(float(n), places) == float(figure) for n in numbers)
+
+
+def unsourced(text, replayed):
+    """The blocks of a page that quote a decimal beside a results file and say neither the commit that made it nor
+    only files a replay re-makes (grading.tables, each held current by tests/test_tables.py) that hold the figure."""
+    out = []
+    for block in blocks(text):
+        files, figures = RESULTS_FILE.findall(block), DECIMAL.findall(block)
+        if not files or not figures or COMMIT.search(block):
+            continue
+        if not set(files) <= replayed or not all(any(in_file(f, p) for p in files) for f in figures):
+            out.append(block)
+    return out
+
+
+def test_every_figure_beside_a_results_file_is_that_files_or_names_its_commit():
+    from grading.tables import TABLES
+    replayed = {t.file for t in TABLES if not t.made_at}
+    for page in [ROOT / "README.md", *sorted((ROOT / "labs").glob("*.md"))]:
+        assert unsourced(page.read_text(encoding="utf-8"), replayed) == [], page.name
+
+
+def test_a_figure_with_no_source_is_caught():
+    replayed = {"results/router_eval.json"}
+    assert unsourced("F1 0.555 (results/router_eval.json).\n\nF1 0.999 (results/router_eval.json).", replayed) == [
+        "F1 0.999 (results/router_eval.json)."]
+    assert unsourced("- recall 0.91 (`results/issue45/bridge.txt`)\n- 0.91 (`results/x.txt`, commit 09783ea)",
+                     replayed) == ["- recall 0.91 (`results/issue45/bridge.txt`)"]
