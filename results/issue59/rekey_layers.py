@@ -12,8 +12,9 @@ DRY = os.environ.get("DRY")
 OLD = {m: code_key(m, Path(sys.argv[1])) for m in ("layers.links", "layers.quarantine")}
 real = harness.code_key
 answers = Cache.shared("answers")
-for corpus, golden, splits in [("corpus", "golden.json", ("test", "dev")), ("debian/docs", "debian/golden.json", (None,)),
-                               ("catalogue/docs", "catalogue/golden.json", ("test", "dev"))]:
+FOLDERS = [("corpus", "golden.json", ("test", "dev")), ("debian/docs", "debian/golden.json", (None,)),
+           ("catalogue/docs", "catalogue/golden.json", ("test", "dev"))]
+for corpus, golden, splits in FOLDERS:
     specs, _ = benchmark.pattern_specs(["smart"], Path(corpus))
     cache_name, settings, fn = specs["smart"]
     while getattr(fn, "inner", None) is not None:
