@@ -101,6 +101,7 @@ else:
     checked = []
     for rid, row in rows.items():
         result = harness.stored_answer(cache_name, fn, items[rid], settings)["result"]
-        d = disputes.check(result, **harness.where_of(settings)) if row.get("disputed") else {"disputed": False, "answers": []}
+        d = disputes.check(result, **harness.where_of(settings)) if row.get("disputed") else {"disputed": False,
+                                                                                            "answers": []}
         checked.append(("right" if row["right"] else "wrong", result, d))
 sweep(checked)
