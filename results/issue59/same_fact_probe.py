@@ -1,6 +1,7 @@
 """Probe: a rival side counts only when a sentence stating it is alike (MiniLM cosine >= bar) a sentence stating
 another side. Sweeps the bar over cached dispute checks: clean benchmark rows (RESULTS CORPUS GOLDEN PATTERN [SPLIT])
-or a counterfactual folder (--cf DIR --limit N). No model call for what is cached."""
+or a counterfactual folder (--cf DIR --limit N). No model call for what is cached. MASK=1: each side's answer put as
+X in its sentences (the rule as lab/sides.py has it)."""
 import json, sys
 from pathlib import Path
 import benchmark, harness
@@ -9,7 +10,17 @@ from lab.answers import named_in
 from retrieve import eval_items, sample_golden
 from vector_index import embed
 
-BARS = (0.0, 0.5, 0.6, 0.65, 0.7, 0.75, 0.8)
+BARS = (0.0, 0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9)
+
+
+import os, re
+MASK = os.environ.get("MASK")
+
+
+def masked(text, answer):
+    """The sentence with its side's answer put as 'X' (case-insensitive), so two sentences that state one fact with
+    two values read alike."""
+    return re.sub(re.escape(answer), "X", text, flags=re.I) if MASK and answer else text
 
 
 def stating(g, by_id):
@@ -17,8 +28,8 @@ def stating(g, by_id):
     for pid in g["sources"]:
         if pid in by_id:
             p = by_id[pid]
-            out += [disputes.as_read(p, s) for s in disputes.sentences_of(p["text"]) if named_in(s, g["answer"], 1.0)] \
-                or [p["text"]]
+            out += [masked(disputes.as_read(p, s), g["answer"]) for s in disputes.sentences_of(p["text"])
+                    if named_in(s, g["answer"], 1.0)] or [masked(p["text"], g["answer"])]
     return out
 
 
