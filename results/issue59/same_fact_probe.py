@@ -15,6 +15,7 @@ BARS = (0.0, 0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9)
 
 import os, re
 MASK = os.environ.get("MASK")
+ANCHOR = os.environ.get("ANCHOR")   # the side closest to the question always stays, as lab/sides.py has it
 
 
 def masked(text, answer):
@@ -40,9 +41,11 @@ def kept_sides(d, passages, bar):
     groups = d["answers"]
     vecs = [embed(s) if (s := stating(g, by_id)) else None for g in groups]
     keep = disputes.instruction_like(list(by_id.values()))
+    near = disputes.closeness(d.get("question", ""), groups, list(by_id.values())) if ANCHOR else None
+    anchor = near.index(max(near)) if near else None   # the side closest to the question stays (lab/sides.py)
     n = 0
     for i, g in enumerate(groups):
-        if vecs[i] is None or set(g["sources"]) & keep:
+        if i == anchor or vecs[i] is None or set(g["sources"]) & keep:
             n += 1
             continue
         if any(vecs[j] is not None and float((vecs[i] @ vecs[j].T).max()) >= bar for j in range(len(groups)) if j != i):
@@ -54,6 +57,7 @@ def sweep(checked):
     """checked: [(label, result, d)] -> per bar, per label: disputed count."""
     out = {}
     for label, result, d in checked:
+        d = {**d, "question": result["question"]}
         for bar in BARS:
             disputed = d["disputed"] and kept_sides(d, result["passages"], bar) >= 2
             out.setdefault(bar, {}).setdefault(label, [0, 0])
