@@ -2,6 +2,7 @@
 fusion table, week 5's citation table, week 6's route table) is read beside the file it names and checked against
 it, offline. A page that names a file must agree with it; whether the file is stale is tests/test_tables.py's
 business."""
+import functools
 import json
 import re
 from pathlib import Path
@@ -124,16 +125,21 @@ def blocks(text):
     return [b for b in out if b]
 
 
+@functools.lru_cache(maxsize=None)
+def read_results(path, root=ROOT):
+    """(text, [its JSON numbers]) of a results file, read once per test run; ("", []) when it is missing."""
+    text = (root / path).read_text(encoding="utf-8") if (root / path).is_file() else ""
+    numbers = []
+    if path.endswith(".json") and text:
+        json.loads(text, parse_float=numbers.append, parse_int=lambda s: numbers.append(s) or 0)
+    return text, numbers
+
+
 def in_file(figure, path, root=ROOT):
     """Whether a quoted decimal is in a results file: its text, or a number of its JSON at the quote's precision."""
-    text = (root / path).read_text(encoding="utf-8") if (root / path).is_file() else ""
-    if figure in text:
-        return True
-    if not path.endswith(".json") or not text:
-        return False
-    places, numbers = len(figure.split(".")[1]), []
-    json.loads(text, parse_float=numbers.append, parse_int=lambda s: numbers.append(s) or 0)
-    return any(round(float(n), places) == float(figure) for n in numbers)
+    text, numbers = read_results(path, root)
+    places = len(figure.split(".")[1])
+    return figure in text or any(round(float(n), places) == float(figure) for n in numbers)
 
 
 def unsourced(text, replayed, root=ROOT):
