@@ -94,7 +94,7 @@ class Cache:
                 print(f"warning: cache {self.path}: {bad} corrupted line(s) dropped, file rewritten "
                       f"({len(self.data)} entries kept)", file=sys.stderr)
                 tmp = self.path.with_suffix(".tmp")
-                tmp.write_text("".join(self._line(self._key(k), v) for k, v in self.data.items()), encoding="utf-8")
+                tmp.write_text("".join(self.line(k) for k in self.data), encoding="utf-8")
                 os.replace(tmp, self.path)
 
     @staticmethod
@@ -140,21 +140,22 @@ class Cache:
         if items:
             self.data.update(items)
             self.meta.update((k, (k.module, k.rest)) for k, _ in items if isinstance(k, Key))
-            with self.lock, open(self.path, "a", encoding="utf-8") as f:
-                f.write("".join(self._line(k, v) for k, v in items))
-                f.flush()
-                self._seen = self._stat()
+            with self.lock:
+                unchanged = self._stat() == self._seen   # no other process wrote since this one last read
+                with open(self.path, "a", encoding="utf-8") as f:
+                    f.write("".join(self._line(k, v) for k, v in items))
+                # what another process wrote in between is not held here: leave _seen behind, so shared() reads again
+                if unchanged:
+                    self._seen = self._stat()
 
     def put(self, key, value):
         """Keep value under key; a Key (keyed()) also records its module and inputs hash, for --rekey."""
-        self.data[key] = value
-        if isinstance(key, Key):
-            self.meta[key] = (key.module, key.rest)
-        with self.lock, open(self.path, "a", encoding="utf-8") as f:
-            f.write(self._line(key, value))
-            f.flush()
-            self._seen = self._stat()
+        self.put_many([(key, value)])
         return value
+
+    def line(self, key):
+        """The JSON line the file keeps for a held entry, with its module and inputs hash when keyed()."""
+        return self._line(self._key(key), self.data[key])
 
 
 @functools.lru_cache(maxsize=None)
