@@ -14,7 +14,9 @@ module it imports, plus the inputs that decide it (model, settings, question). N
 an edit to a prompt or to code that runs makes the rows it touches stale; a docstring or comment does not.
 `python -m lab.cache` lists what is stale per module; `python -m lab.cache --rekey MODULE` re-keys one module's
 stale entries to its current code, for an edit that does not change results (a rename, a move), after
-checking that a replay gives the same figures.
+checking that a replay gives the same figures. It re-keys a key's module part only: a key whose inputs hold
+another module's code key (harness.answer_key: the layers an answer passes through) changes its inputs hash
+too, and stays stale (issue 59's re-key of `smart` answers needed both keys computed: results/issue59/README.md).
 
 A cache is an append-only JSON-lines file under `.rag/cache/` (or `$RAG_INDEX_DIR/cache/`), one
 `{"k": key, "v": value}` per line, so a run killed mid-write loses at most the line it was writing.
