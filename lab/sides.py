@@ -20,8 +20,8 @@ from lab.answers import named_in
 SIDE_MARGIN = 0.12   # a side whose answer sentence is this much further from the question than the closest side's is
 # another question's answer (cosine, MiniLM); chosen on dev (results/issue48/side_gap.txt)
 SAME_FACT = 0.70     # a side whose sentences are all less alike than this (cosine, MiniLM) every other side's states
-# another fact; chosen on dev: the highest bar that keeps every planted false answer shown disputed
-# (results/issue59/same_fact_dev.txt)
+# another fact; chosen on dev (results/issue59/same_fact_dev.txt): 0.80 loses a planted false answer shown, 0.75 keeps
+# all; one step below, for planted text worded less like the true page than the counterfactual copies are
 
 
 def lines_of(text):
