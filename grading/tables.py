@@ -113,7 +113,7 @@ def write_snapshot(sources, folder=SNAPSHOT):
             if store is None:
                 missing.append((name, k))
             else:
-                lines.setdefault(name, []).append(store._line(store._key(k), store.data[k]))
+                lines.setdefault(name, []).append(store.line(k))
     if missing:   # nothing written: a snapshot that lacks an entry a table read would not replay it
         return {}, missing
     written = {}

@@ -14,7 +14,9 @@ module it imports, plus the inputs that decide it (model, settings, question). N
 an edit to a prompt or to code that runs makes the rows it touches stale; a docstring or comment does not.
 `python -m lab.cache` lists what is stale per module; `python -m lab.cache --rekey MODULE` re-keys one module's
 stale entries to its current code, for an edit that does not change results (a rename, a move), after
-checking that a replay gives the same figures.
+checking that a replay gives the same figures. It re-keys a key's module part only: a key whose inputs hold
+another module's code key (harness.answer_key: the layers an answer passes through) changes its inputs hash
+too, and stays stale (issue 59's re-key of `smart` answers needed both keys computed: results/issue59/README.md).
 
 A cache is an append-only JSON-lines file under `.rag/cache/` (or `$RAG_INDEX_DIR/cache/`), one
 `{"k": key, "v": value}` per line, so a run killed mid-write loses at most the line it was writing.
@@ -94,7 +96,7 @@ class Cache:
                 print(f"warning: cache {self.path}: {bad} corrupted line(s) dropped, file rewritten "
                       f"({len(self.data)} entries kept)", file=sys.stderr)
                 tmp = self.path.with_suffix(".tmp")
-                tmp.write_text("".join(self._line(self._key(k), v) for k, v in self.data.items()), encoding="utf-8")
+                tmp.write_text("".join(self.line(k) for k in self.data), encoding="utf-8")
                 os.replace(tmp, self.path)
 
     @staticmethod
@@ -140,21 +142,22 @@ class Cache:
         if items:
             self.data.update(items)
             self.meta.update((k, (k.module, k.rest)) for k, _ in items if isinstance(k, Key))
-            with self.lock, open(self.path, "a", encoding="utf-8") as f:
-                f.write("".join(self._line(k, v) for k, v in items))
-                f.flush()
-                self._seen = self._stat()
+            with self.lock:
+                unchanged = self._stat() == self._seen   # no other process wrote since this one last read
+                with open(self.path, "a", encoding="utf-8") as f:
+                    f.write("".join(self._line(k, v) for k, v in items))
+                # what another process wrote in between is not held here: leave _seen behind, so shared() reads again
+                if unchanged:
+                    self._seen = self._stat()
 
     def put(self, key, value):
         """Keep value under key; a Key (keyed()) also records its module and inputs hash, for --rekey."""
-        self.data[key] = value
-        if isinstance(key, Key):
-            self.meta[key] = (key.module, key.rest)
-        with self.lock, open(self.path, "a", encoding="utf-8") as f:
-            f.write(self._line(key, value))
-            f.flush()
-            self._seen = self._stat()
+        self.put_many([(key, value)])
         return value
+
+    def line(self, key):
+        """The JSON line the file keeps for a held entry, with its module and inputs hash when keyed()."""
+        return self._line(self._key(key), self.data[key])
 
 
 @functools.lru_cache(maxsize=None)

@@ -24,15 +24,13 @@ has the answer (changed_value, no call). When the prompt's passages give at most
 the prompt (further(): up to WIDE passages, the best of the fused, dense and BM25 rankings that the prompt does
 not hold): the other side of a disagreement is often just below the prompt's cut. First among them, the same
 section of each other copy of a cited page (mirrors.twin_sections): three copies of a course's schedule can fill the
-prompt while the rankings reach only the fourth copy's other sections. A side counts only when the sentence stating its
-answer is about as close to the question as the closest side's (same_question: within
-SIDE_MARGIN): a paragraph on another singer names its own song in a sentence about something else. On the dev half
-that rule took false disputes on 60 clean questions from 13 to 5 and kept 34 of 38 planted ones
-(results/issue48/side_gap.txt). A table's row is read under its page's title (as_read): '| Office | HAL 326 |'
-names no one, and alone it is far from "Where is Dr Iyer-Lachance's office?".
-A side far from the question is kept when one of its pages reads like an instruction (instruction_like: the
-injection detector's conflict bar): an injected page states its target in a sentence addressed to the model, and
-the quarantine (suspects) must see that side to refuse it.
+prompt while the rankings reach only the fourth copy's other sections. A side counts only when it is a side of
+one disagreement (disagreeing(), lab/sides.py, no model call): its sentence is about as close to the question as the
+closest side's (same_question; on the dev half false disputes on 60 clean questions went from 13 to 5 and 34 of 38
+planted ones stayed: results/issue48/side_gap.txt), and alike a sentence of another side (same_fact: a passage
+misread gives another fact's value; results/issue59/same_fact_dev.txt). A side whose page reads like an
+instruction (instruction_like: the injection detector's conflict bar) is kept: the quarantine (suspects) must see
+it to refuse it.
 A side whose answer is the subject of a page another side stands on answers an earlier hop of a multi-hop question
 (the designer, whose page gives the village): it is no rival (lab/hops.py). When every page read gives one answer,
 the model's own answer, asked without passages (lab/own.py), is a side if it gives another with probability at
@@ -54,6 +52,7 @@ from layers import quarantine
 from lab import choice, own
 from lab.cache import ROOT
 from lab.hops import not_hops
+from lab.sides import same_fact, same_question
 from lab.mirrors import cited_titles, match_either, mirrored, twin_sections, with_mirrors
 from judge import MAX_SOURCE_CHARS
 from layers.judge_answers import source_answer
@@ -82,59 +81,14 @@ def passage_answers(question, passages, titles=()):
     return out
 
 
-SIDE_MARGIN = 0.12   # a side whose answer sentence is this much further from the question than the closest side's is
-# another question's answer (cosine, MiniLM); chosen on dev (results/issue48/side_gap.txt)
-
-
-def sentences_of(text):
-    """A passage's sentences: each line split as the index splits (vector_index.split_sentences: after . ! ? before
-    a capital, so 'Hank Williams, Jr. in 1948' stays one sentence); a row of a table (documents.table_rows) is one."""
-    from vector_index import split_sentences
-    return [s for line, row in lines_of(text) for s in ([line] if row else split_sentences(line))]
-
-
-def lines_of(text):
-    """[(line, whether it is a row of a table: documents.table_rows)] of a passage."""
-    from lab.documents import table_rows
-    lines = text.split("\n")
-    return list(zip(lines, table_rows(lines)))
-
-
-def as_read(p, sentence):
-    """A sentence of passage p as closeness() embeds it: a table's row under the page's title, as the index reads
-    its chunks ('| Office | HAL 326 |' names no one; the question asks whose office); a sentence as it is."""
-    rows = {line for line, row in lines_of(p["text"]) if row}
-    return f"{p['title']}\n{sentence}" if p.get("title") and sentence in rows else sentence
-
-
-def closeness(question, groups, passages):
-    """Per group, how close to the question is the sentence in which one of its sources states its answer: the
-    best cosine (MiniLM) between the question and a sentence of a source that names the answer (as_read: a table's
-    row under its page's title; the source's whole text when no one sentence does)."""
+def disagreeing(question, said, passages):
+    """[(passage id, answer)] -> the groups (group_answers) that are sides of one disagreement (lab/sides.py): near
+    the question (same_question), stating the same fact (same_fact), and not an earlier hop's answer (not_hops); a
+    side whose page reads like an instruction (instruction_like) is kept for the quarantine."""
     from vector_index import embed
-    by_id = {p["id"]: p for p in passages}
-    q = embed([question])[0]
-    out = []
-    for g in groups:
-        texts = [t for pid in g["sources"] if pid in by_id for t in
-                 ([as_read(by_id[pid], s) for s in sentences_of(by_id[pid]["text"]) if named_in(s, g["answer"], 1.0)]
-                  or [by_id[pid]["text"]])]
-        out.append(float((embed(texts) @ q).max()) if texts else -1.0)
-    return out
-
-
-def same_question(question, groups, passages, margin=None, keep=None):
-    """The groups that answer the question the closest side answers: each side's closeness() within `margin`
-    (default SIDE_MARGIN) of the best, and any side with a source in `keep` (default instruction_like: an injected page
-    states its target in a sentence addressed to the model, far from the question, and the quarantine must see
-    that side to refuse it). A paragraph on another singer names its own song in a sentence about something else;
-    a copy or an outdated page states its value in a sentence as close as the true one."""
-    if len(groups) < 2:
-        return groups
-    margin = SIDE_MARGIN if margin is None else margin
-    keep = instruction_like(passages) if keep is None else set(keep)
-    near = closeness(question, groups, passages)
-    return [g for g, c in zip(groups, near) if c >= max(near) - margin or set(g["sources"]) & keep]
+    keep = instruction_like(passages)
+    groups = same_question(question, group_answers(said, question), passages, embed, keep=keep)
+    return not_hops(same_fact(question, groups, passages, embed, keep=keep), passages)
 
 
 def instruction_like(passages, detector=None):
@@ -249,7 +203,8 @@ def check(result, corpus=None, wide=None, chunker=None, own_bar=None):
     "read": how many of those were asked, "calls", "seconds": what the replies cost when first computed, so a
     rerun from the cache reports the same cost}. No call for an "I don't know".
     Passages are asked when on the question's subject (on_subject); a mirrored page with no answer of its own gives
-    the value that replaces its twin's (mirror_answers); sides far from the question are dropped (same_question).
+    the value that replaces its twin's (mirror_answers); answers that are no side of one disagreement are dropped
+    (disagreeing).
     When the prompt's passages give at most one answer and `corpus` is given, up to `wide` (default WIDE) passages
     further down the rankings of `corpus` (cut by `chunker`) are asked too (further()); when they all give one
     answer still, the model's own answer is a side if it is sure of another (own_side, `own_bar`, default OWN_BAR;
@@ -263,7 +218,7 @@ def check(result, corpus=None, wide=None, chunker=None, own_bar=None):
         shown = result.get("answer") or ""
         twins = mirrored(prompt, cited)
         said = with_mirrors(passage_answers(question, prompt, twins), prompt, twins, shown)
-        groups = not_hops(same_question(question, group_answers(said, question), prompt), prompt)
+        groups = disagreeing(question, said, prompt)
         if len(groups) <= 1 and corpus is not None and wide > 0:
             more = further(question, prompt, corpus, wide, chunker, cited)
             seen, before = prompt + more, {p["id"] for p in prompt if on_subject(question, p, twins)}
@@ -272,7 +227,7 @@ def check(result, corpus=None, wide=None, chunker=None, own_bar=None):
             twins = mirrored(seen, cited)
             read, found = len(more), passage_answers(question, fresh, twins)
             said = with_mirrors(said + found, seen, twins, shown)
-            groups = not_hops(same_question(question, group_answers(said, question), seen), seen)
+            groups = disagreeing(question, said, seen)
             answered = {pid for g in groups for pid in g["sources"]}
             more = [p for p in more if p["id"] in answered]
         if len(groups) == 1 and corpus is not None and wide > 0 and own_bar < 1:

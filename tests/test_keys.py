@@ -2,6 +2,7 @@
 module imports. Editing a pattern's prompt makes its rows stale, and only its rows; a comment or a docstring
 changes nothing; `python -m lab.cache --rekey` moves stale entries to the current code on purpose."""
 import functools
+import json
 import shutil
 
 import pytest
@@ -170,3 +171,21 @@ def test_a_move_carries_the_entries_current_before_it_and_leaves_stale_ones_stal
 
 def test_checkout_writes_a_refs_python_files(tmp_path):
     assert {"vector_index", "retrieve"} <= set(cache.modules(cache.checkout("HEAD", tmp_path)))
+
+
+def test_what_another_process_wrote_between_two_writes_is_read(tmp_path, monkeypatch):
+    """Two Cache objects on one file stand for two processes: an entry the other one appends before this one writes
+    its own is still seen through shared() (it was once hidden: the write marked the file as read)."""
+    monkeypatch.setenv("RAG_INDEX_DIR", str(tmp_path))
+    mine, other = Cache.shared("shared_toy"), Cache("shared_toy", tmp_path / "cache")
+    other.put("theirs", 1)
+    mine.put("mine", 2)
+    assert Cache.shared("shared_toy").get("theirs") == 1 and Cache.shared("shared_toy").get("mine") == 2
+
+
+def test_a_line_is_the_entry_as_the_file_keeps_it(tmp_path):
+    store = Cache("toy", tmp_path)
+    key = keyed("golden", "q")
+    store.put(key, "A")
+    assert store.line(key) == (tmp_path / "toy.jsonl").read_text(encoding="utf-8")
+    assert json.loads(store.line(key))["m"] == "golden"
