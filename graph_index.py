@@ -26,7 +26,7 @@ import networkx as nx
 from pydantic import BaseModel, Field
 
 import llm
-from lab.cache import Cache, code_key, index_dir, keyed
+from lab.cache import ROOT, Cache, code_key, index_dir, keyed
 from lab.links import ngram_keys, normalize  # one definition of a name key, shared with retrieval
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, sample_golden
 from vector_index import CorpusError, collection_name, load_documents
@@ -283,7 +283,8 @@ def load(corpus=CORPUS_DIR, chunker=DEFAULT_CHUNKER, extractor="llm"):
     """The stored payload with "G" (the nx.Graph) added; CorpusError with the build command when missing."""
     path = graph_path(corpus, chunker, extractor)
     if not path.exists():
-        raise CorpusError(f"no graph at {path}: build it with python graphrag.py --build --extractor {extractor}"
+        shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path   # no machine's path in a message
+        raise CorpusError(f"no graph at {shown}: build it with python graphrag.py --build --extractor {extractor}"
                           + ("" if Path(corpus) == CORPUS_DIR else f" --corpus {corpus}"))
     stamp = (str(path), path.stat().st_mtime_ns)
     if stamp not in _LOADED:

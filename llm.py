@@ -239,7 +239,8 @@ def complete_json(prompt, schema, *, system=None, **kw):
     response = chat(_messages(prompt, system), schema=schema, **kw)
     text = response.message.content or ""
     try:
-        reply = json.loads(text)
+        # half an emoji escaped alone (\ud83c) parses to a lone surrogate, which no UTF-8 write takes (a cache line): ?
+        reply = json.loads(json.dumps(json.loads(text), ensure_ascii=False).encode("utf-8", "replace"))
     except json.JSONDecodeError as e:
         hint = "cut off at max_tokens: raise it" if response.done_reason == "length" else "not JSON"
         raise ReplyError(f"reply is {hint} ({e.msg}): {text[:80]!r}") from None

@@ -90,7 +90,9 @@ def _hop(query, n, k, lists, trace, corpus, chunker):
         return None, None
 
 
-def _finish(result, question, mode, trace, seen, fallback, cost, start):
+def finish(result, question, mode, trace, seen, fallback, cost, start):
+    """Every mode's last step (and a layer's that adds a mode): the trace closed with its synthesis, then
+    steps.finish's result with the passages seen, the fallback taken, calls and seconds."""
     if not trace or trace[-1]["step"] != "synthesize":  # a fallback inside a mode has synthesized already
         trace.append({"step": "synthesize", "chunks": [p["chunk_id"] for p in result["passages"]],
                       "answer": result["answer"]})
@@ -105,7 +107,7 @@ def single_answer(question, final_k=FINAL_K, corpus=CORPUS_DIR, chunker=DEFAULT_
     with llm.counting() as cost:
         passages = _retrieve(question, final_k, 0, trace, corpus, chunker)
         result = generate(question, passages=passages)
-    return _finish(result, question, "single", trace, passages, reason, cost, start)
+    return finish(result, question, "single", trace, passages, reason, cost, start)
 
 
 def multihop_answer(question, k=HOP_K, final_k=FINAL_K, max_parts=MAX_PARTS, sub_questions=None,
@@ -125,7 +127,7 @@ def multihop_answer(question, k=HOP_K, final_k=FINAL_K, max_parts=MAX_PARTS, sub
         trace.append({"step": "merge", "chunks": [p["chunk_id"] for p in chosen],
                       "left_out": len(merge_passages(lists)) - len(chosen)})
         result = generate(question, passages=chosen)
-    return _finish(result, question, "parallel", trace, [p for ps in lists for p in ps], fallback, cost, start)
+    return finish(result, question, "parallel", trace, [p for ps in lists for p in ps], fallback, cost, start)
 
 
 def iterative_answer(question, max_hops=MAX_PARTS, k=HOP_K, final_k=FINAL_K, sub_questions=None, stop_early=True,
@@ -173,7 +175,7 @@ def iterative_answer(question, max_hops=MAX_PARTS, k=HOP_K, final_k=FINAL_K, sub
             # the hop answers travel with the question as notes; the sources stay the only thing to cite
             notes = f"{question}\n(Notes from earlier lookups: {'; '.join(facts)}.)" if facts else question
             result = generate(notes, passages=chosen)
-    return _finish(result, question, "iterative", trace, seen, broken, cost, start)
+    return finish(result, question, "iterative", trace, seen, broken, cost, start)
 
 
 def smart_answer(question, router="llm", router_model=None, k=HOP_K, final_k=FINAL_K, max_hops=MAX_PARTS,

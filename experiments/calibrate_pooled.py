@@ -98,11 +98,13 @@ def main():
         cal = answer_check.calibration()
         if not cal:
             sys.exit("calibrate_pooled: the answering model has no calibration to report")
-        print(f"the calibration in force ({answer_check.calibration_name(cal)}): threshold {cal['threshold']}")
+        print(f"the calibration in force ({answer_check.calibration_name(cal)}): threshold {cal['threshold']}, "
+              f"by route {cal.get('thresholds', '-')}")
     else:
         cal = fit([{**r, "pattern": r["group"]} for r in dev], args.target)
         cal["fitted_on"] = sorted({r["group"] for r in dev})
-        print(f"fitted on {cal['dev_rows']} dev rows ({', '.join(cal['fitted_on'])}): threshold {cal['threshold']}")
+        print(f"fitted on {cal['dev_rows']} dev rows ({', '.join(cal['fitted_on'])}): threshold {cal['threshold']}, "
+              f"by route {cal['thresholds']}")
     print("  " + ", ".join(f"{f} {c:+.2f}" for f, c in zip(cal["features"], cal["coef"])) + f", intercept "
           f"{cal['intercept']:+.2f}")
     tables = {"dev": table(dev, cal), "test": table(test, cal)}

@@ -16,7 +16,8 @@ checks each sentence against its sources; this checks the headline, in three par
 - score(): a small logistic model over these parts and what the lab already knows (sentence verdicts, how the
   sentence judge passed the answer's sentence, disputes, retrieval scores), fitted per model by
   experiments/answer_check_eval.py on the dev split; "verified" needs score >= the threshold chosen there for a target
-  precision. A model with no calibration gets "supported" marks only, never "verified".
+  precision, one per route (the router reads the question as one hop or two): a route whose dev answers keep the
+  target at no threshold is never verified. A model with no calibration gets "supported" marks only.
 """
 import functools
 import hashlib
@@ -251,11 +252,23 @@ def score(feats, cal):
     return 1 / (1 + math.exp(-z))
 
 
+def route(feats):
+    """"multi" when the learned router reads the question as two hops (its own bar, router.learned_route), else
+    "single": each route has its own threshold."""
+    return "multi" if feats.get("multi_hop", 0.0) > 0.5 else "single"
+
+
+def threshold(feats, cal):
+    """The bar an answer's score must reach: its route's when the calibration has one per route (a route whose dev
+    answers kept no threshold at the target has 1.01: never verified), else the one threshold."""
+    return cal.get("thresholds", {}).get(route(feats), cal["threshold"])
+
+
 def passes(feats, cal):
     """The calibration's own test of an answer the sources neither left unanswered nor disputed: a supported sentence
     states it, it is the kind asked (never an answer of the wrong kind), and its score, rounded as rows show it,
-    reaches the threshold."""
-    return bool(feats["stated"]) and bool(feats["relevant"]) and round(score(feats, cal), 4) >= cal["threshold"]
+    reaches its route's threshold."""
+    return bool(feats["stated"]) and bool(feats["relevant"]) and round(score(feats, cal), 4) >= threshold(feats, cal)
 
 
 STATUS_TEXT = {
@@ -305,7 +318,7 @@ def check(result, verdicts, dispute=None, cal=False):
     else:
         status = "supported"
         if cal and ok_stated and ok_relevant:
-            reasons.append(f"score {s:.2f} is below the threshold {cal['threshold']:.2f}")
+            reasons.append(f"score {s:.2f} is below the threshold {threshold(feats, cal):.2f}")
         elif not cal and base["calibration"] == "none":
             reasons.append(f"no calibration for {llm.engine_info()['model']}: run python -m "
                            "experiments.answer_check_eval --fit")

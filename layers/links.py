@@ -26,7 +26,7 @@ import llm
 import retrieve
 from generate import check_question, generate
 from lab import links, steps
-from multihop import FINAL_K, _finish
+from multihop import FINAL_K, finish
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, fuse
 from vector_index import embed
 
@@ -101,7 +101,7 @@ def chain_answer(question, final_k=FINAL_K, corpus=CORPUS_DIR, chunker=DEFAULT_C
         trace.append({"step": "retrieve", "hop": 0, "query": question, "chunks": [p["chunk_id"] for p in passages],
                       "method": "chain", "links": [link_line(p) for p in passages if p.get("via")]})
         result = generate(question, passages=passages)
-    return _finish(result, question, "chain", trace, passages, None, cost, start)
+    return finish(result, question, "chain", trace, passages, None, cost, start)
 
 
 

@@ -145,6 +145,17 @@ def test_the_threshold_is_chosen_on_scores_the_row_never_trained():
     assert set(cal["held_out_dev"]) == {"in-sample", "cross-fitted"}
 
 
+def test_each_route_has_its_own_threshold_and_a_route_that_keeps_no_precision_is_never_verified():
+    # single route: agreed answers are right; multi route (router P(multi) > 0.5): agreed ones are right 3 times in 5
+    rows = [{"id": f"q{i}", "features": {"stated": 1.0, "agreed": float(i % 2), "multi_hop": float(i >= 60)},
+             "right": bool(i % 2) and (i < 60 or i % 5 < 3)} for i in range(120)]
+    cal = ace.fit([dict(r) for r in rows], 0.9)
+    assert cal["thresholds"]["multi"] > 1 and cal["thresholds"]["single"] <= cal["threshold"]
+    agreed = {"stated": 1.0, "agreed": 1.0, "relevant": 1.0}
+    assert ac.passes({**agreed, "multi_hop": 0.0}, cal) and not ac.passes({**agreed, "multi_hop": 1.0}, cal)
+    assert ac.threshold({**agreed, "multi_hop": 0.9}, CAL) == CAL["threshold"]   # a calibration with one threshold
+
+
 def test_the_probe_reads_the_probability_of_the_answer_value_only():
     from experiments.answer_logprob_probe import answer_logprobs
     pairs = [('{"sentences": [], "', -0.1), ('answer', -0.2), ('": "', -0.3), ('Tom', -1.0), ('as Ve', -0.5),

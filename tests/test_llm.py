@@ -74,6 +74,14 @@ def test_complete_json_unparsable_reply_is_one_line_error():
     assert truncated[:30] in str(e.value) and "\n" not in str(e.value)
 
 
+def test_complete_json_half_an_emoji_comes_back_writable_as_utf8():
+    reply = '{"answer": "party \\ud83c at \\ud83c\\udf89"}'   # the first half of an emoji alone, then a whole one
+    with llm.use_model(llm.ScriptedModel([reply])):
+        out = llm.complete_json("Where?", ANSWER_SCHEMA)
+    assert out == {"answer": "party ? at \U0001f389"}
+    json.dumps(out, ensure_ascii=False).encode("utf-8")   # a cache line: raised UnicodeEncodeError before
+
+
 def test_scripted_logprobs_and_running_out():
     with llm.use_model(llm.ScriptedModel([[("Par", -0.1), ("is", -2.5)]])):
         response = llm.chat([{"role": "user", "content": "Capital?"}], logprobs=True)
