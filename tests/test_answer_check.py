@@ -85,6 +85,14 @@ def test_verified_needs_the_calibrated_score_and_a_stated_answer():
     assert "below the threshold" in other["reasons"][-1]
 
 
+def test_an_answer_on_a_route_never_verified_says_so(monkeypatch):
+    monkeypatch.setattr(ac, "multi_hop", lambda question: 0.9)   # the router reads it as two hops
+    s = [("Big Stone Gap was directed by Adriana Trigiani.", ["S2"], True)]
+    with llm.use_model(scripted_answer("Adriana Trigiani")):
+        checked = ac.check(result("Adriana Trigiani", s), verdicts(s), cal={**CAL, "thresholds": {"multi": 1.01}})
+    assert checked["status"] == "supported" and "multi-hop answer is never verified" in checked["reasons"][-1]
+
+
 def test_sources_that_answer_nothing_say_so():
     s = [("Don Hall is an American film director.", ["S1"], False)]
     assert ac.check(result("Don Hall", s), verdicts(s), cal=CAL)["status"] == "unanswered"
@@ -154,6 +162,7 @@ def test_each_route_has_its_own_threshold_and_a_route_that_keeps_no_precision_is
     agreed = {"stated": 1.0, "agreed": 1.0, "relevant": 1.0}
     assert ac.passes({**agreed, "multi_hop": 0.0}, cal) and not ac.passes({**agreed, "multi_hop": 1.0}, cal)
     assert ac.threshold({**agreed, "multi_hop": 0.9}, CAL) == CAL["threshold"]   # a calibration with one threshold
+    assert ac.passes(agreed, CAL)   # a row made before the router's feature: the one-hop route
 
 
 def test_the_probe_reads_the_probability_of_the_answer_value_only():
