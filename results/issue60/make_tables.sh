@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# issue 60: the nine model tables that pages quote, re-made with the real model on the code that stays (after issue
+# 59's ablation and layer removals). Two streams side by side, one llama.cpp thread each; every step resumes from
+# .rag/cache, so a session that stops part-way loses nothing:
+#   RAG_THREADS=1 nohup bash results/issue60/make_tables.sh bench  > ../tables_bench.log 2>&1 &
+#   RAG_THREADS=1 nohup bash results/issue60/make_tables.sh others > ../tables_others.log 2>&1 &
+# Then: python -m grading.replay --all --record --from .rag/cache && python -m grading.replay --snapshot
+set -euxo pipefail
+cd "$(dirname "$0")/../.."
+py=.venv/bin/python
+case "${1:?bench or others}" in
+bench)   # the GraphRAG rows search the 300-document LLM graph (labs/benchmark.md): built first, from the cache
+  $py graphrag.py --build --docs 300 --split multi
+  $py -m grading.replay --make benchmark
+  ;;
+others)
+  $py -m grading.replay --make citations_json_30 disputes_golden benchmark_catalogue router_eval injection \
+      flare_eval self_rag_eval crag_eval
+  ;;
+esac
+echo ALLDONE
