@@ -141,6 +141,12 @@ def machine():
             "threads": os.environ.get("RAG_THREADS", "all cores")}
 
 
+def about(name):
+    """A row's description: its pattern's, and the layers it leaves out ('smart -disputes', an ablation's row)."""
+    base, _, off = name.partition(" -")
+    return patterns.PATTERNS[base].about + (f"; layers left out: {off.replace(',', ', ')}" if off else "")
+
+
 def write_markdown(path, report, command):
     run, m, s = report["run"], report["model"], report["settings"]
     lines = ["# Benchmark: every pattern on one golden sample\n", f"Command: `{command}`  ",
@@ -153,7 +159,7 @@ def write_markdown(path, report, command):
     for split, by_pattern in report["table"].items():
         n = next(iter(by_pattern.values()))["questions"]
         lines += [f"## {split} (n={n})\n", markdown_table(by_pattern), ""]
-    lines += ["Patterns:\n"] + [f"- `{name}`: {patterns.PATTERNS[name].about}" for name in report["patterns"]] + [""]
+    lines += ["Patterns:\n"] + [f"- `{name}`: {about(name)}" for name in report["patterns"]] + [""]
     lines += [f"Skipped: {name}: {why}  " for name, why in report["skipped"].items()]
     lines += [f"INCOMPLETE: {f['pattern']} on {f['id']} failed ({f['error']}), left out of its row  "
               for f in report["failed"]]

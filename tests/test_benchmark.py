@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import assembly
 import benchmark
 import decompose
 import flare
@@ -211,3 +212,12 @@ def test_pattern_rows_are_keyed_as_the_scripts_own_eval_keys_them(pattern, modul
     name, settings, _ = benchmark.pattern_specs([pattern], corpus)[0][pattern]
     assert (name, settings) == (seen["name"], {k: str(v) if isinstance(v, Path) else v for k, v in seen["kw"].items()})
     assert settings["corpus"] == str(corpus) and "k" in settings
+
+
+def test_the_ablation_writes_a_row_per_layer_left_out_in_json_and_markdown(corpus, golden_path, own_caches, tmp_path):
+    out = tmp_path / "abl.json"
+    report, _ = run(corpus, golden_path, out, "--ablation", patterns="single")
+    names = ["single"] + [f"single -{layer}" for layer in assembly.LAYERS]
+    assert list(report["table"]["all"]) == names and set(report["rows"]) == set(names)
+    md = out.with_suffix(".md").read_text()   # the markdown once failed on an ablation row's name (KeyError)
+    assert "- `single -disputes`: " in md and md.count("layers left out: ") == len(assembly.LAYERS)
