@@ -22,8 +22,10 @@ from pattern_cli import fmt
 
 MARGIN = 0.01
 TARGETS = {  # what each layer is for: the figures it must move to earn its place
-    "spans": ("answer_f1", "right_share"),
-    "judge_answers": ("citation_precision", "verified_precision"),
+    "spans": ("answer_f1", "right_share", "citation_precision"),   # its third part moves citations (assembly.LAYERS)
+    # the answer check reads its verdicts: without it nothing is verified. (citation precision is scored by the judge
+    # in use, so it cannot rank two judges: judge_eval.py does, on labelled pairs)
+    "judge_answers": ("verified_coverage", "verified_precision"),
     "quarantine": ("citation_precision", "verified_precision"),   # its main gain is on injected text (injection.py)
     "disputes": ("verified_precision",),                          # ... and on planted false pages (disputes eval)
     "answer_check": ("verified_precision",),
