@@ -32,7 +32,7 @@ others)
   # the quarantine and disputes layers' gains are on attacked and misinformed text, not on clean questions
   $py -m experiments.injection --patterns json --limit 0 --json $out/injection_json.json
   $py -m experiments.counterfactual --split test --ratio 1:1 --out .rag/cf/test-1to1
-  $py -m experiments.disputes_eval --counterfactual .rag/cf/test-1to1 --json $out/disputes_cf_test_1to1.json
+  $py -m experiments.disputes_eval --counterfactual .rag/cf/test-1to1 --limit 40 --json $out/disputes_cf_test_1to1_40.json
   ;;
 esac
 echo ALLDONE
