@@ -85,7 +85,12 @@ def disagreeing(question, said, passages):
     """[(passage id, answer)] -> the groups (group_answers) that are sides of one disagreement (lab/sides.py): near
     the question (same_question), stating the same fact (same_fact), and not an earlier hop's answer (not_hops); a
     side whose page reads like an instruction (instruction_like) is kept for the quarantine."""
-    from vector_index import embed
+    from functools import lru_cache
+    from vector_index import embed as embed_model
+    once = lru_cache(maxsize=None)(lambda texts: embed_model(list(texts)))
+
+    def embed(texts):   # both filters read the question's and the same sides' vectors: each list is embedded once
+        return once(tuple(texts))
     keep = instruction_like(passages)
     groups = same_question(question, group_answers(said, question), passages, embed, keep=keep)
     return not_hops(same_fact(question, groups, passages, embed, keep=keep), passages)

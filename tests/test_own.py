@@ -91,6 +91,19 @@ def test_a_far_side_is_dropped_unless_its_page_reads_like_an_instruction(monkeyp
     assert set(disputes.suspects({"disputed": True, "answers": groups}, passages, Marks())) == {"S2"}
 
 
+def test_the_two_side_filters_embed_each_list_of_texts_once(monkeypatch):
+    import vector_index
+    seen = []
+    monkeypatch.setattr(vector_index, "embed", lambda texts: seen.append(tuple(texts)) or embed(texts))
+    q = "Who designed the Velloran Tower?"
+    passages = [{"id": "S1", "text": "Velloran Tower was designed by Imre Dolanski."},
+                {"id": "S2", "text": "The Velloran Tower was designed by the architect Baxter Quill."}]
+    said = [("S1", "Imre Dolanski"), ("S2", "Baxter Quill")]
+    groups = disputes.disagreeing(q, said, passages)
+    assert [g["answer"] for g in groups] == ["Imre Dolanski", "Baxter Quill"]
+    assert len(seen) == len(set(seen)) and (q,) in seen       # the question's vector was asked for once, not twice
+
+
 def test_a_sentence_is_not_cut_at_an_abbreviation_before_a_small_letter():
     # 'Jr.' had ended the sentence: the side's answer sentence lost the words that tie it to the question
     assert sides.sentences_of("Song\n\"Song\" was written by Hank Williams, Jr. in 1948 at a luau. It sold.") == [
