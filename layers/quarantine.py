@@ -14,6 +14,10 @@ an injection away and keep its false claim (1 of 12 attacks passed that way). On
 families the attack success goes 0.333 -> 0.013 with the dispute rule (results/injection.json); no document of
 corpus/ carries a marker, and the detector flags 0.83% of them (cross-fitted, results/injection_detector.json); on
 two unseen clean folders 0.5% and 1.8% of chunks.
+Measured again on issue 59's code (results/issue59/injection_before_after.txt, f1c054d): attack success 0.359 with
+the check alone, 0.026 with this layer. Its cost on clean text (the ablation, results/issue59/ablation.txt): a cited
+passage is quarantined in 0.7% of golden.json test's answers, and in 5.4% (single) and 10.7% (smart) of debian/'s,
+whose policy manual addresses its reader; citation precision there falls 0.020 and 0.061.
 """
 import re
 
