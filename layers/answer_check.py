@@ -12,7 +12,8 @@ checks each sentence against its sources; this checks the headline, in three par
   comparison on the same passages, that reply is reused from the judge's cache: no call.
 - Measured by the ablation (`python benchmark.py --ablation`, results/issue59/ablation.txt, at 0a3f912): verified
   precision 0.920 with it and 0.452 without (single, golden.json test, n = 134); 1.000 and 0.489 on debian/ (n = 56);
-  +0.9 calls and 6-8 s a question. It verifies 0.418 of golden's right answers, against 0.945 shown verified without.
+  +0.6 to 1.0 calls and 3-8 s a question. It verifies 0.418 of golden's right answers, against 0.945 shown
+  verified without it.
 - score(): a small logistic model over these parts and what the lab already knows (sentence verdicts, how the
   sentence judge passed the answer's sentence, disputes, retrieval scores), fitted per model by
   experiments/answer_check_eval.py on the dev split; "verified" needs score >= the threshold chosen there for a target
