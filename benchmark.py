@@ -141,9 +141,20 @@ def machine():
             "threads": os.environ.get("RAG_THREADS", "all cores")}
 
 
+def row_name(pattern, off=()):
+    """A row's name: the pattern's, then the layers it leaves out ('smart -disputes', an ablation's row)."""
+    return f"{pattern} -{','.join(off)}" if off else pattern
+
+
+def split_row(name):
+    """row_name's inverse: 'smart -disputes' -> ('smart', 'disputes'); 'smart' -> ('smart', '')."""
+    pattern, _, off = name.partition(" -")
+    return pattern, off
+
+
 def about(name):
-    """A row's description: its pattern's, and the layers it leaves out ('smart -disputes', an ablation's row)."""
-    base, _, off = name.partition(" -")
+    """A row's description: its pattern's, and the layers it leaves out."""
+    base, off = split_row(name)
     return patterns.PATTERNS[base].about + (f"; layers left out: {off.replace(',', ', ')}" if off else "")
 
 
@@ -259,7 +270,7 @@ def main(argv=None):
         for config in configs:
             some, why = pattern_specs(names, args.corpus, graph_extractor=args.graph_extractor, off=config)
             skipped.update(why)
-            named = {f"{n} -{','.join(config)}" if config else n: spec for n, spec in some.items()}
+            named = {row_name(n, config): spec for n, spec in some.items()}
             specs.update(named)
             more, spent, lost = run_patterns(named, items, args.fresh, labs[config])
             rows, calls, failed = {**rows, **more}, calls + spent, failed + lost

@@ -8,8 +8,9 @@ Expected output: per run and pattern, one row for full strength and one per laye
 strength minus the run without it (positive: the layer helps): F1, right answers, citation precision, verified
 precision and the share of right answers verified (coverage). Its cost beside it: model calls and seconds per answer
 (answering, the judge and the answer check together), the right answers shown disputed and the answers with a
-citation quarantined, each as full strength minus the run without it. Then, per layer, whether it gains on any run:
-`gain` when one of its target figures (TARGETS) is at least MARGIN better at full strength on some run, else `none`.
+citation quarantined, each as full strength minus the run without it. Then, per layer, whether it gains on any run
+(or on the --verdict-from runs only): `gain` when one of its target figures (TARGETS) is at least MARGIN better at
+full strength on such a run, else `none`.
 A run that lacks a configuration (stopped part-way) shows only what it has.
 Not handled: the significance of a gain (n of 40-268: a difference under MARGIN is read as no gain).
 """
@@ -18,6 +19,7 @@ import json
 import sys
 from pathlib import Path
 
+from benchmark import split_row
 from pattern_cli import fmt
 
 MARGIN = 0.01
@@ -50,7 +52,7 @@ def configurations(run):
     """{pattern: {layer or '': (figures, costs)}} of one ablation run ('' is full strength)."""
     out = {}
     for name, rows in run["rows"].items():
-        pattern, _, layer = name.partition(" -")
+        pattern, layer = split_row(name)
         out.setdefault(pattern, {})[layer] = (run["table"]["all"][name], costs(rows))
     return out
 
@@ -87,10 +89,28 @@ def report(runs):
     return lines, gains
 
 
+def only(gains, runs):
+    """The gains measured on `runs` (paths as given to report()); None keeps every run's."""
+    keep = None if runs is None else {str(r) for r in runs}
+    return {layer: [g for g in found if keep is None or g[0] in keep] for layer, found in gains.items()}
+
+
 def verdicts(gains):
     """{layer: 'gain' or 'none'}: gain when a target figure is at least MARGIN better at full strength somewhere."""
     return {layer: "gain" if any(g is not None and g >= MARGIN for *_, g in found) else "none"
             for layer, found in gains.items()}
+
+
+def header(runs):
+    """Where the figures come from: per run, its command, date, model and questions per pattern."""
+    out = []
+    for path, run in runs:
+        info, n = run.get("run", {}), len(run.get("questions", ()))
+        model = run.get("model", {})
+        out.append(f"# {path}: `{info.get('command', '?')}` ({info.get('date', '?')}; {model.get('engine', '?')} "
+                   f"{model.get('model', '?')}, {info.get('machine', {}).get('threads', '?')} thread(s); "
+                   f"n={n} per configuration)")
+    return out
 
 
 def signed(x):
@@ -101,16 +121,25 @@ def signed(x):
 def main():
     ap = argparse.ArgumentParser(description="Each layer's gain and cost from benchmark.py --ablation runs.")
     ap.add_argument("runs", nargs="+", type=Path, help="benchmark.py --ablation --json files")
+    ap.add_argument("--verdict-from", nargs="+", type=Path, metavar="RUN",
+                    help="count only these runs for the verdicts (for example the sets built differently from the "
+                         "data a layer was chosen on); default: every run")
     ap.add_argument("--json", type=Path, help="write the gains and verdicts here")
     args = ap.parse_args()
     try:
         runs = [(p, json.loads(p.read_text(encoding="utf-8"))) for p in args.runs]
     except (OSError, ValueError) as e:
         sys.exit(f"ablation_report: {e}")
+    unknown = set(map(str, args.verdict_from or ())) - set(map(str, args.runs))
+    if unknown:
+        sys.exit(f"ablation_report: --verdict-from names a file not among the runs: {', '.join(sorted(unknown))}")
+    print("\n".join(["# python -m experiments.ablation_report " + " ".join(sys.argv[1:])] + header(runs)))
     lines, gains = report(runs)
     print("\n".join(lines))
+    gains = only(gains, args.verdict_from)
     found = verdicts(gains)
-    print(f"\nper layer, on any run (gain: a target figure at least {MARGIN} better with it):")
+    where = ", ".join(map(str, args.verdict_from)) if args.verdict_from else "any run"
+    print(f"\nper layer, on {where} (gain: a target figure at least {MARGIN} better with it):")
     for layer, verdict in found.items():
         best = max((g for g in gains[layer] if g[3] is not None), key=lambda g: g[3], default=None)
         where = f"  best: {best[2]} {best[3]:+.3f} ({best[1]}, {best[0]})" if best else ""

@@ -31,3 +31,11 @@ def test_costs_count_every_call_and_only_right_answers_shown_disputed():
     c = ar.costs([row(disputed=True), row(right=False, disputed=True), row(quarantined=["S2"])])
     assert c["calls"] == 4 and c["seconds"] == 15.0
     assert c["right_disputed"] == 0.5 and abs(c["quarantined"] - 1 / 3) < 1e-9
+
+
+def test_verdict_counts_only_the_runs_it_is_told_to():
+    no_gain = run()
+    no_gain["table"]["all"]["smart -links"]["answer_f1"] = 0.60        # links gains nothing on this run
+    _, gains = ar.report([("catalogue", run()), ("golden", no_gain)])
+    assert ar.verdicts(gains)["links"] == "gain"                       # on any run: the catalogue's gain counts
+    assert ar.verdicts(ar.only(gains, ["golden"]))["links"] == "none"  # on golden only: it gains nothing
