@@ -78,10 +78,11 @@ def refusing_model():
 
 def run(script, args, out):
     """Run `script args --json out` as __main__ with the model refused -> (exit status, calls refused). script: a
-    file of the repository (benchmark.py), or "-m" with the module first in args (-m layers.disputes --golden 60)."""
+    file of the repository (benchmark.py), or "-m" with the module first in args (-m layers.disputes --golden 60);
+    out None: no --json (a table's setup)."""
     model, status = refusing_model(), 0
     module = args[0] if script == "-m" else None
-    saved, sys.argv = sys.argv, [module or script, *args[bool(module):], "--json", str(out)]
+    saved, sys.argv = sys.argv, [module or script, *args[bool(module):], *(["--json", str(out)] if out else [])]
     try:
         with llm.use_model(model):
             if module:
@@ -149,7 +150,13 @@ def replay_all(record=False, snapshot=tables.SNAPSHOT, chosen=None):
             continue
         script, *args = shlex.split(t.command)
         with reading(snapshot) as read:
-            status, refused, n, diffs = replay(ROOT / t.file, script, args)
+            first, *more = shlex.split(t.setup) or [None]
+            status, refused = run(first, more, None) if first else (0, 0)   # a setup's entries are read too
+            if not status:
+                status, also, n, diffs = replay(ROOT / t.file, script, args)
+                refused += also
+            else:
+                n, diffs = 0, [("(setup failed)", t.setup, None)]
         print(f"{t.file:40} {t.command:50} refused {refused}  fields {n}  differ {len(diffs)}"
               + (f"  exit {status}" if status else ""))
         for d in diffs[:10]:
@@ -172,9 +179,12 @@ def make(names, python=sys.executable):
         raise ValueError(f"unknown table {unknown[0]!r}: the tables are {', '.join(known)}")
     failed = 0
     for t in [known[n] for n in names] or tables.TABLES:
-        cmd = [python, *shlex.split(t.command), "--json", t.file]
-        print(f"## {' '.join(cmd[1:])}", flush=True)
-        failed += subprocess.run(cmd, cwd=ROOT).returncode != 0
+        for cmd in ([[python, *shlex.split(t.setup)]] if t.setup else []) + [
+                [python, *shlex.split(t.command), "--json", t.file]]:
+            print(f"## {' '.join(cmd[1:])}", flush=True)
+            if subprocess.run(cmd, cwd=ROOT).returncode != 0:
+                failed += 1
+                break
     return failed
 
 

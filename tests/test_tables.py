@@ -99,6 +99,42 @@ def test_make_runs_a_tables_command_and_writes_its_file(tmp_path, monkeypatch, c
         replay.make(["nope"])
 
 
+SETUP = '''
+import sys
+from lab.cache import Cache, keyed
+if Cache.shared("toy").get(keyed("golden", "the graph")) is None:
+    sys.exit("setup: no graph in the cache")
+'''
+
+
+def test_a_tables_setup_runs_first_and_what_it_reads_is_kept(toy, tmp_path, capsys):
+    snapshot, table = toy
+    setup = tmp_path / "setup.py"
+    setup.write_text(SETUP, encoding="utf-8")
+    with_setup = tables.Table(table.file, table.command, setup=str(setup))
+    assert replay.replay_all(record=True, snapshot=snapshot, chosen=[with_setup]) == 1   # its entry is missing
+    assert "(setup failed)" in capsys.readouterr().out and not with_setup.keys_file.exists()
+    Cache("toy", snapshot).put(keyed("golden", "the graph"), {"nodes": 3})
+    assert replay.replay_all(record=True, snapshot=snapshot, chosen=[with_setup]) == 0
+    assert tables.keys_of(with_setup) == {"toy": sorted([keyed("golden", "toy question"),
+                                                         keyed("golden", "the graph")])}
+
+
+def test_make_runs_a_tables_setup_before_its_command_and_stops_when_it_fails(tmp_path, monkeypatch, capsys):
+    script, out = tmp_path / "writes.py", tmp_path / "made.json"
+    script.write_text("import sys, json\n"
+                      "open(sys.argv[sys.argv.index('--json') + 1], 'w').write(json.dumps({'n': 3}))\n")
+    fails = tmp_path / "fails.py"
+    fails.write_text("raise SystemExit(1)\n")
+    monkeypatch.setattr(tables, "TABLES", [tables.Table(str(out), str(script), setup=str(fails))])
+    assert replay.make(["made"]) == 1 and not out.exists()
+    setup = f"{script} --json {tmp_path / 'setup.json'}"
+    monkeypatch.setattr(tables, "TABLES", [tables.Table(str(out), str(script), setup=setup)])
+    assert replay.make(["made"]) == 0 and json.loads(out.read_text()) == {"n": 3}
+    printed = capsys.readouterr().out
+    assert printed.index(f"## {setup}") < printed.index(f"## {script} --json {out}")
+
+
 def test_the_snapshot_keeps_what_the_tables_read_and_drops_the_rest(toy, tmp_path, monkeypatch):
     snapshot, table = toy
     replay.replay_all(record=True, snapshot=snapshot, chosen=[table])
