@@ -8,8 +8,10 @@
 
 The formats and the library that reads each (chosen by `python -m experiments.loaders_choice`, whose figures are in
 results/loaders_choice.txt):
-- .txt, .md: as the lab always read them: line 1 is the title, the rest the text. A Markdown file's headings
-  (markdown-it-py, CommonMark: a `#` inside a code block is no heading) cut it into sections.
+- .txt, .md: as the lab always read them: line 1 is the title, the rest the text. Markdown (markdown-it-py:
+  CommonMark and its tables) is read as the HTML it renders to, by the HTML reader: its headings cut it into
+  sections (a `#` inside a code block is no heading), a table row is 'a | b | c', and no mark ('##', '|---|',
+  '**') is left in the text (issue 61: with the marks, Markdown found 0.041 fewer answers than the same pages in HTML).
 - .pdf (lab/pdf.py: pdfplumber and pypdfium2; issue 61): a block per page and section. A tagged PDF (Chromium's, Word's)
   says which text is a heading and which a table row and cell; an untagged one gives tables by their drawn lines and
   headings by their font size, or its outline; a page with no text layer is read by OCR (lab/ocr.py) and cited
@@ -45,7 +47,7 @@ EXTENSIONS = (".txt", ".md", ".pdf", ".docx", ".html", ".htm")
 MAX_FILE_MB = 5          # a text file (.txt .md .html) or the text of a PDF/Word file over this is skipped (--max-mb)
 MAX_BINARY_MB = 100      # a PDF or Word file on disk (its images and fonts count) over this is skipped unread
 MAX_PAGES = 200          # a PDF with more pages is skipped (--max-pages, RAG_MAX_PAGES)
-READERS = {".pdf": "3", ".docx": "3", ".html": "2", ".htm": "2"}   # part of such a file's hash: bump its kind's when
+READERS = {".pdf": "4", ".docx": "3", ".html": "2", ".htm": "2", ".md": "2"}   # part of such a file's hash: bump its kind's when
 #   that reader's output changes (its files are re-embedded, their answers re-made; another kind's are not)
 TABLES = "1"             # part of the hash of a text with a table: bump it when how tables are chunked changes
 MIN_WORDS_JUDGED = 20    # texts shorter than this are never called "not English"
@@ -170,8 +172,8 @@ def tables(text):
 
 
 def read_text(raw, path, markdown=False):
-    """A .txt/.md file as the lab always read it: line 1 the title, the rest the text (one block; Markdown: one per
-    section)."""
+    """A .txt/.md file as the lab always read it: line 1 the title, the rest the text. Markdown is read as the HTML
+    it stands for (read_markdown): its text without the marks, its headings as sections."""
     if b"\x00" in raw[:8192]:
         raise ValueError("binary file (contains NUL bytes)")
     try:
@@ -183,25 +185,24 @@ def read_text(raw, path, markdown=False):
     lines = content.strip().splitlines()
     title = lines[0].strip().lstrip("#").strip()[:200] if lines else path.stem
     body = "\n".join(lines[1:]).strip() or content.strip()
-    doc = Doc(path.stem, title or path.stem, body, hashlib.sha1(content.encode() + tables(body)).hexdigest()[:16],
-              path.name)
-    doc.blocks = markdown_blocks(body) if markdown else []
+    text, blocks = read_markdown(body) if markdown else (body, [])
+    read = READERS[".md"].encode() if text != body else b""   # a file with no mark to read keeps its hash
+    doc = Doc(path.stem, title or path.stem, text or body,
+              hashlib.sha1(content.encode() + read + tables(text)).hexdigest()[:16], path.name)
+    doc.blocks = blocks
     return doc
 
 
-def markdown_blocks(text):
-    """Sections of a Markdown text, cut at its headings: '# A\\nx\\n## B\\ny' -> blocks 'A' and 'A > B'. [] (one
-    block) when it has no heading."""
+def read_markdown(text):
+    """Markdown -> (text, [Block]) as the HTML reader reads the page it renders to (markdown-it-py: CommonMark and
+    its tables): '## Fares' is the section 'Fares', not a line '## Fares'; a table row is 'a | b | c', without the
+    outer pipes or the '|---|' line; emphasis and link marks are dropped. So a Markdown file and the same page in
+    HTML give the same chunks. 'x\n## B\n| a | b |\n|---|---|\n| 1 | 2 |' -> ('x\nB\na | b\n1 | 2', blocks '' and
+    'B')."""
     from markdown_it import MarkdownIt
-    tokens = MarkdownIt("commonmark").parse(text)
-    heads = [(int(t.tag[1]), t.map[0], tokens[i + 1].content.strip()) for i, t in enumerate(tokens)
-             if t.type == "heading_open" and t.map]
-    if not heads:
-        return []
-    starts = [0]
-    for line in text.splitlines(keepends=True):
-        starts.append(starts[-1] + len(line))
-    return sections([(starts[line], level, title) for level, line, title in heads], text)
+    html = MarkdownIt("commonmark").enable("table").render(text)
+    _, parts = html_parts(f"<h1>title</h1>{html}".encode())   # the title is line 1's; a '# H' below it is a section
+    return assemble(parts)
 
 
 def sections(heads, text):
@@ -247,7 +248,7 @@ def read_pdf(raw, pages=MAX_PAGES):
         title = ""   # a file's name as its title (Pillow writes one): the first heading says more
     lines = pdf_lines(raw, len(texts))
     scans = [n for n, (t, page) in enumerate(zip(texts, lines), 1) if not t.strip() and not page]
-    read = ocr.ocr_pages(raw, scans, ocr.file_key(raw) + READERS[".pdf"]) if scans else {}
+    read = ocr.ocr_pages(raw, scans, ocr.file_key(raw)) if scans else {}   # keyed by OCR_VERSION, not READERS
     unread = [n for n in scans if read[n][1] < ocr.MIN_CONFIDENCE or not read[n][0]]
     for n in scans:
         lines[n - 1] = [tuple(x) for x in read[n][0]] if n not in unread else []
@@ -287,7 +288,9 @@ def keep_lines(page, kept):
 
 def paged(parts, ocr_pages=()):
     """[(page, level, line)] -> (text, [Block]): pages apart by a blank line, cut at headings into sections that
-    run on across pages, and each section cut again at every page. 'p. 3 (OCR)' for a page OCR read."""
+    run on across pages, and each section cut again at every page. A section that runs on to a new page is headed
+    again there, as a printed table's header row is (its block would otherwise not say what it is about, where the
+    same section in Markdown, Word or HTML opens with its heading). 'p. 3 (OCR)' for a page OCR read."""
     text, heads, starts, pos, page = [], [], {}, 0, None
     for n, level, line in parts:
         if n != page and text:
@@ -295,6 +298,9 @@ def paged(parts, ocr_pages=()):
             pos += 1
         if n != page:
             starts[n], page = pos, n
+            if level is None and heads:   # the page goes on with the last heading's section
+                text.append(heads[-1][2])
+                pos += len(heads[-1][2]) + 1
         if level is not None:
             heads.append((pos, level, line))
         text.append(line)

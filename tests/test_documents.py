@@ -54,6 +54,19 @@ def test_only_numbers_that_count_with_the_pages_are_dropped_as_page_numbers():
     assert documents.strip_running(two) == ["Teaching\nA | B", "Schedule\nA | B"]   # 2 pages: a header both open with
 
 
+def test_a_section_that_runs_on_to_a_new_page_is_headed_again_there():
+    """Issue 61: a table cut by a page break. Its rows on the next page are a block of their own (a block has one
+    page), which without its heading says nothing of what it is about; Markdown's block opens with it."""
+    parts = [(1, 1, "Luggage"), (1, None, "Item | Charge"), (1, None, "Bikes | 3.00"),
+             (2, None, "Item | Charge"), (2, None, "Kayaks | 12.00"), (2, 1, "Tides"), (2, None, "High water.")]
+    text, blocks = documents.paged(parts)
+    by_page = [(b.page, b.section, text[b.start:b.end].strip()) for b in blocks]
+    assert by_page == [(1, "Luggage", "Luggage\nItem | Charge\nBikes | 3.00"),
+                       (2, "Luggage", "Luggage\nItem | Charge\nKayaks | 12.00"),
+                       (2, "Tides", "Tides\nHigh water.")]
+    assert documents.paged([(1, None, "No heading."), (2, None, "Still none.")])[0] == "No heading.\n\nStill none."
+
+
 def test_pdf_chunks_are_numbered_within_their_page(monkeypatch):
     monkeypatch.setattr(chunks, "CHUNK_WORDS", 12)
     doc, recs = records("handbook.pdf", "sentence")
@@ -96,6 +109,25 @@ def test_markdown_sections_ignore_a_hash_in_a_code_block():
     assert [m.get("section", "") for _, m in recs.values()] == ["", "Equipment", "Safety"]
     assert "# a comment in a code block" in recs["field-notes#1"][0]
     assert list(recs) == ["field-notes#0", "field-notes#1", "field-notes#2"]
+
+
+def test_markdown_reads_as_the_same_page_in_html(tmp_path):
+    """Issue 61: the marks are not text. A Markdown page and its HTML give the same text and the same sections."""
+    (tmp_path / "fares.md").write_text("# Fares\nSingle fares **from** Port Ardel.\n\n## Vehicles\n\n"
+                                       "| Vehicle | Single |\n|---|---|\n| Car | 19.60 |\n| Van | [24.10](x.html) |\n")
+    (tmp_path / "fares.html").write_text("<html><body><h1>Fares</h1><p>Single fares <b>from</b> Port Ardel.</p>"
+                                         "<h2>Vehicles</h2><table><tr><th>Vehicle</th><th>Single</th></tr>"
+                                         "<tr><td>Car</td><td>19.60</td></tr><tr><td>Van</td><td>24.10</td></tr>"
+                                         "</table></body></html>")
+    md, html = (documents.read_document(tmp_path / f) for f in ("fares.md", "fares.html"))
+    assert md.text == html.text == "Single fares from Port Ardel.\nVehicles\nVehicle | Single\nCar | 19.60\nVan | 24.10"
+    assert [b.section for b in md.blocks] == [b.section for b in html.blocks] == ["", "Vehicles"]
+    assert md.title == html.title == "Fares"
+    raw = (tmp_path / "fares.md").read_bytes()
+    assert md.hash != documents.read_text(raw, tmp_path / "fares.md").hash   # read anew: its chunks are re-embedded
+    plain = tmp_path / "plain.md"
+    plain.write_text("Plain\nNo mark here.\n")   # ... but a .md file with no mark keeps its hash, and its answers
+    assert documents.read_document(plain).hash == hashlib.sha1(plain.read_bytes()).hexdigest()[:16]
 
 
 def test_txt_reads_as_ever():
