@@ -20,7 +20,7 @@ import llm
 from citations import question_row, summarize
 from layers import answer_check, judge_answers, spans
 from generate import DEFAULT_STYLE, generate
-from lab.cache import Cache, code_key, keyed, module_of, write_json
+from lab.cache import Cache, keyed, module_of, write_json
 from pattern_cli import fmt, mean  # noqa: F401 (the output helpers every pattern table uses)
 from retrieve import CORPUS_DIR, DEFAULT_CHUNKER, eval_items, labels, recording
 from vector_index import CorpusError, fingerprint
@@ -40,11 +40,11 @@ def index_of(settings):
 def answer_key(name, answer_fn, settings, item):
     """The key of answer_fn's answer to a golden item: the code of the module it runs (cache.keyed), the pattern's
     name and settings, what the index it retrieves from holds (index_of), the model, the question, and the code of
-    the layers the answer passes through (the function's `layers`: patterns.Pattern, assembly.with_layer)."""
-    settings = settings or {}
-    layers = {m: code_key(m) for m in getattr(answer_fn, "layers", ())}   # assembly.with_layer's, beside its own
-    return keyed(module_of(answer_fn), "answer", name, settings, index_of(settings), llm.engine_info()["model"],
-                 item["question"], item["id"], *([{"layers": layers}] if layers else []))
+    the layers the answer passes through (the function's `layers`: patterns.Pattern, assembly.with_layer), whose
+    code keys it beside its own module's ('multihop+layers.links'), so `python -m lab.cache --rekey` moves it."""
+    module = "+".join([module_of(answer_fn), *getattr(answer_fn, "layers", ())])
+    return keyed(module, "answer", name, settings or {}, index_of(settings or {}), llm.engine_info()["model"],
+                 item["question"], item["id"])
 
 
 def row_key(answer, item, off=frozenset()):

@@ -14,9 +14,9 @@ module it imports, plus the inputs that decide it (model, settings, question). N
 an edit to a prompt or to code that runs makes the rows it touches stale; a docstring or comment does not.
 `python -m lab.cache` lists what is stale per module; `python -m lab.cache --rekey MODULE` re-keys one module's
 stale entries to its current code, for an edit that does not change results (a rename, a move), after
-checking that a replay gives the same figures. It re-keys a key's module part only: a key whose inputs hold
-another module's code key (harness.answer_key: the layers an answer passes through) changes its inputs hash
-too, and stays stale (issue 59's re-key of `smart` answers needed both keys computed: results/issue59/README.md).
+checking that a replay gives the same figures. A value that follows the code of several modules names them all
+('multihop+layers.links': an answer and the layers it passes through, harness.answer_key), so a re-key moves it
+too (until issue 60 the layers' code keys were hashed into its inputs, where no re-key could reach them).
 
 A cache is an append-only JSON-lines file under `.rag/cache/` (or `$RAG_INDEX_DIR/cache/`), one
 `{"k": key, "v": value}` per line, so a run killed mid-write loses at most the line it was writing.
@@ -176,6 +176,7 @@ class Key(str):
 def keyed(module, *parts):
     """The one key rule: `module`'s code (code_key) plus the inputs (JSON-able parts; paths inside the repository
     made relative, so a clone elsewhere shares the keys). keyed("flare", "answer", settings, model, q) -> Key.
+    "smart+layers.links" follows the code of both, and --rekey moves such an entry as it moves any other.
     A module outside the repository (a notebook's, a test's) is keyed by its name only: its code is not followed."""
     rest = Cache.key(*portable(list(parts)))
     return Key(Cache.key(code_key(module) if _in_repo(module) else f"outside:{module}", rest), module, rest)
@@ -183,7 +184,7 @@ def keyed(module, *parts):
 
 @functools.lru_cache(maxsize=None)
 def _in_repo(module, root=None):
-    return module in modules(root)
+    return all(m in modules(root) for m in module.split("+"))
 
 
 def modules(root=None):
@@ -269,12 +270,13 @@ SCORING = ("harness", "citations")  # they check and score answers, they do not 
 
 def code_modules(module, root=None):
     """The project modules code_key(module) hashes, with their syntax trees: module and what it imports,
-    directly or through others (a SCORING module only when module is one)."""
-    known = modules(root)
-    if module not in known:
-        raise ValueError(f"{module!r} is not a module of {root or ROOT}")
-    skip = set() if module in SCORING else set(SCORING)
-    seen, todo, parts = set(), [module], []
+    directly or through others (a SCORING module only when module is one). 'multihop+layers.links': both modules
+    and what either imports (an answer and the layers it passes through, harness.answer_key)."""
+    known, named = modules(root), module.split("+")
+    if unknown := [m for m in named if m not in known]:
+        raise ValueError(f"{unknown[0]!r} is not a module of {root or ROOT}")
+    skip = set() if set(named) & set(SCORING) else set(SCORING)
+    seen, todo, parts = set(), list(named), []
     while todo:
         name = todo.pop()
         if name in seen:
@@ -345,7 +347,8 @@ def carry(folder=None, before=None, root=None):
     for path in sorted(Path(folder or index_dir() / "cache").glob("*.jsonl")):
         store, carried = Cache(path.stem, path.parent), {}
         for k, (module, rest) in store.meta.items():
-            new = names.get(module)
+            parts = [names.get(m) for m in module.split("+")]   # an answer and its layers: each part renamed
+            new = "+".join(parts) if all(parts) else None
             if new and module not in ROW_MODULES and k == Cache.key(code_key(module, before), rest):
                 key = Key(Cache.key(code_key(new, root), rest), new, rest)
                 if key not in store.meta:

@@ -86,6 +86,24 @@ def test_edited_pattern_rows_go_stale_and_are_recomputed(repo_copy, own_caches, 
     assert run()[1] == 0
 
 
+def test_an_answer_follows_the_code_of_its_layers_and_a_rekey_moves_it(repo_copy, tmp_path):
+    """harness.answer_key keys an answer by its module and the layers it passes through ('multihop+layers.links'):
+    an edit to the layer makes it stale, and --rekey moves it like any other entry (the layers' code keys were
+    once hashed into its inputs, where no rekey could reach them)."""
+    answer = functools.partial(patterns.PATTERNS["smart"].fn)
+    answer.layers = ("layers.links",)
+    item = {"question": "Who?", "id": "q1"}
+    key = harness.answer_key("smart", answer, {}, item)
+    assert key.module == f"{cache.module_of(answer)}+layers.links"
+    folder = tmp_path / "cache"
+    Cache("answers", folder).put(key, {"result": "kept"})
+    edit(repo_copy, "layers/links", "\nimport", "\nimport os  # noqa: F401\nimport")
+    assert harness.answer_key("smart", answer, {}, item) != key   # the layer's code changed
+    assert cache.stale(folder, root=repo_copy) == {"answers": {key.module: [0, 1]}}
+    cache.stale(folder, rekey={key.module}, root=repo_copy)
+    assert Cache("answers", folder).get(harness.answer_key("smart", answer, {}, item)) == {"result": "kept"}
+
+
 def test_keys_name_repository_paths_relative_and_remember_their_module():
     inside = keyed("flare", "answer", {"corpus": str(cache.ROOT / "corpus")})
     assert inside == keyed("flare", "answer", {"corpus": "corpus"}) and inside.module == "flare"
