@@ -194,7 +194,8 @@ def main(argv=None):
     ap.add_argument("committed", type=Path, nargs="?", help="the committed results file (e.g. results/benchmark.json)")
     ap.add_argument("script", nargs="?", help="the script that wrote it (e.g. benchmark.py; -m MODULE for a module)")
     ap.add_argument("args", nargs=argparse.REMAINDER, help="the script's flags, without --json")
-    ap.add_argument("--all", action="store_true", help="every table of grading/tables.py, from results/cache/")
+    ap.add_argument("--all", nargs="*", metavar="NAME", help="every table of grading/tables.py (or these), from "
+                    "results/cache/")
     ap.add_argument("--record", action="store_true", help="with --all: keep the keys each replay read (results/keys/)")
     ap.add_argument("--from", dest="source", type=Path, default=tables.SNAPSHOT, metavar="DIR",
                     help="with --all: replay from this cache folder (default results/cache; .rag/cache after --make)")
@@ -216,8 +217,11 @@ def main(argv=None):
         for name, k in missing:
             print(f"missing: {name} {k}")
         sys.exit(1 if missing else 0)
-    if args.all:
-        sys.exit(1 if replay_all(args.record, snapshot=args.source) else 0)
+    if args.all is not None:
+        known = {t.name: t for t in tables.TABLES}
+        if unknown := [n for n in args.all if n not in known]:
+            sys.exit(f"replay: unknown table {unknown[0]!r}: the tables are {', '.join(known)}")
+        sys.exit(1 if replay_all(args.record, snapshot=args.source, chosen=[known[n] for n in args.all]) else 0)
     if not args.committed or not args.script:
         sys.exit("replay: name a committed file and the script that wrote it, or --all")
     if not args.committed.is_file():
