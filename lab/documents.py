@@ -47,8 +47,9 @@ EXTENSIONS = (".txt", ".md", ".pdf", ".docx", ".html", ".htm")
 MAX_FILE_MB = 5          # a text file (.txt .md .html) or the text of a PDF/Word file over this is skipped (--max-mb)
 MAX_BINARY_MB = 100      # a PDF or Word file on disk (its images and fonts count) over this is skipped unread
 MAX_PAGES = 200          # a PDF with more pages is skipped (--max-pages, RAG_MAX_PAGES)
-READERS = {".pdf": "4", ".docx": "3", ".html": "2", ".htm": "2", ".md": "2"}   # part of such a file's hash: bump its kind's when
-#   that reader's output changes (its files are re-embedded, their answers re-made; another kind's are not)
+READERS = {".pdf": "4", ".docx": "3", ".html": "2", ".htm": "2", ".md": "2"}   # part of such a file's hash: bump
+#   its kind's when that reader's output changes (its files are re-embedded, their answers re-made; another kind's
+#   are not; a .md file with no mark has no reader in its hash)
 TABLES = "1"             # part of the hash of a text with a table: bump it when how tables are chunked changes
 MIN_WORDS_JUDGED = 20    # texts shorter than this are never called "not English"
 ENGLISH = frozenset("the of and to is was for that with as by at from his her it are were be this which or he she has "
@@ -197,8 +198,8 @@ def read_markdown(text):
     """Markdown -> (text, [Block]) as the HTML reader reads the page it renders to (markdown-it-py: CommonMark and
     its tables): '## Fares' is the section 'Fares', not a line '## Fares'; a table row is 'a | b | c', without the
     outer pipes or the '|---|' line; emphasis and link marks are dropped. So a Markdown file and the same page in
-    HTML give the same chunks. 'x\n## B\n| a | b |\n|---|---|\n| 1 | 2 |' -> ('x\nB\na | b\n1 | 2', blocks '' and
-    'B')."""
+    HTML give the same chunks. 'x\\n## B\\n| a | b |\\n|---|---|\\n| 1 | 2 |' -> ('x\\nB\\na | b\\n1 | 2', blocks ''
+    and 'B')."""
     from markdown_it import MarkdownIt
     html = MarkdownIt("commonmark").enable("table").render(text)
     _, parts = html_parts(f"<h1>title</h1>{html}".encode())   # the title is line 1's; a '# H' below it is a section
