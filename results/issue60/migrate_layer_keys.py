@@ -43,10 +43,14 @@ def main():
     def migrating(name, answer_fn, settings, item):
         key, answers = new_key(name, answer_fn, settings, item), Cache.shared("answers")
         if key not in answers.data and getattr(answer_fn, "layers", ()):
-            old = old_answer_key(before, name, answer_fn, settings, item)
-            if old in answers.data:
-                answers.put(key, answers.data[old])
-                moved.append(key)
+            # the old form with REF's code keys, or with today's: a process started on REF's code reads each module's
+            # code key from the file on disk when it first needs it, so what it wrote after a merge has today's
+            for tree in (before, None):
+                old = old_answer_key(tree, name, answer_fn, settings, item)
+                if old in answers.data:
+                    answers.put(key, answers.data[old])
+                    moved.append(key)
+                    break
         return key
 
     with tempfile.TemporaryDirectory() as before:
