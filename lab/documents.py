@@ -186,24 +186,25 @@ def read_text(raw, path, markdown=False):
     lines = content.strip().splitlines()
     title = lines[0].strip().lstrip("#").strip()[:200] if lines else path.stem
     body = "\n".join(lines[1:]).strip() or content.strip()
-    text, blocks = read_markdown(body) if markdown else (body, [])
-    read = READERS[".md"].encode() if text != body else b""   # a file with no mark to read keeps its hash
-    doc = Doc(path.stem, title or path.stem, text or body,
-              hashlib.sha1(content.encode() + read + tables(text)).hexdigest()[:16], path.name)
-    doc.blocks = blocks
-    return doc
+    text, blocks = read_markdown(body) if markdown else (body, [])   # a file with no mark keeps its hash:
+    return Doc(path.stem, title or path.stem, text or body, hashlib.sha1(content.encode() + (
+        READERS[".md"].encode() if text != body else b"") + tables(text)).hexdigest()[:16], path.name, blocks)
 
 
 def read_markdown(text):
     """Markdown -> (text, [Block]) as the HTML reader reads the page it renders to (markdown-it-py: CommonMark and
     its tables): '## Fares' is the section 'Fares', not a line '## Fares'; a table row is 'a | b | c', without the
     outer pipes or the '|---|' line; emphasis and link marks are dropped. So a Markdown file and the same page in
-    HTML give the same chunks. 'x\\n## B\\n| a | b |\\n|---|---|\\n| 1 | 2 |' -> ('x\\nB\\na | b\\n1 | 2', blocks ''
-    and 'B')."""
+    HTML give the same chunks; a text with no mark at all is kept line for line, as a .txt file is.
+    'x\\n## B\\n| a | b |\\n|---|---|\\n| 1 | 2 |' -> ('x\\nB\\na | b\\n1 | 2', blocks '' and 'B')."""
     from markdown_it import MarkdownIt
-    html = MarkdownIt("commonmark").enable("table").render(text)
-    _, parts = html_parts(f"<h1>title</h1>{html}".encode())   # the title is line 1's; a '# H' below it is a section
-    return assemble(parts)
+    md = MarkdownIt("commonmark").enable("table")
+    tokens = md.parse(text)
+    if all(t.type.startswith("paragraph") or t.children and {c.type for c in t.children} <= {"text", "softbreak"}
+           for t in tokens):
+        return text, []   # no mark at all: read as a .txt file is, line for line
+    _, parts = html_parts(f"<h1>title</h1>{md.renderer.render(tokens, md.options, {})}".encode())
+    return assemble(parts)   # the title is line 1's (the <h1> above); a '# H' in the text is a section
 
 
 def sections(heads, text):
