@@ -186,7 +186,7 @@ def read_text(raw, path, markdown=False):
     lines = content.strip().splitlines()
     title = lines[0].strip().lstrip("#").strip()[:200] if lines else path.stem
     body = "\n".join(lines[1:]).strip() or content.strip()
-    text, blocks = read_markdown(body) if markdown else (body, [])   # a file with no mark keeps its hash:
+    text, blocks = read_markdown(body) if markdown else (body, [])   # a marked .md file's hash names its reader
     return Doc(path.stem, title or path.stem, text or body, hashlib.sha1(content.encode() + (
         READERS[".md"].encode() if text != body else b"") + tables(text)).hexdigest()[:16], path.name, blocks)
 
