@@ -150,13 +150,13 @@ def replay_all(record=False, snapshot=tables.SNAPSHOT, chosen=None):
             continue
         script, *args = shlex.split(t.command)
         with reading(snapshot) as read:
-            first, *more = shlex.split(t.setup) or [None]
-            status, refused = run(first, more, None) if first else (0, 0)   # a setup's entries are read too
+            status, refused, n, diffs = 0, 0, 0, [("(setup failed)", t.setup, None)]
+            if t.setup:   # what the setup reads is kept too
+                first, *more = shlex.split(t.setup)
+                status, refused = run(first, more, None)
             if not status:
                 status, also, n, diffs = replay(ROOT / t.file, script, args)
                 refused += also
-            else:
-                n, diffs = 0, [("(setup failed)", t.setup, None)]
         print(f"{t.file:40} {t.command:50} refused {refused}  fields {n}  differ {len(diffs)}"
               + (f"  exit {status}" if status else ""))
         for d in diffs[:10]:
