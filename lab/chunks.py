@@ -1,4 +1,4 @@
-"""Week 1's chunkers: one document cut into chunks, three ways, never across a page or a section.
+"""Week 1's chunkers: one document cut into chunks, three ways, never across a section.
 
     from lab.chunks import chunk, chunk_records
     chunk(doc, "titled")           # ['Hartmoor\nHartmoor is a village in the county of Wessmark. ...']
@@ -8,8 +8,9 @@
 - sentence: whole sentences packed up to CHUNK_WORDS words (a table's rows packed as sentences are, each chunk
   that starts inside a table led by the table's header row: units());
 - titled: the sentence chunks, each prefixed with its document's title (the lab's default).
-Each block lab/documents.py gives (a page, a section; the whole text when there is none) is cut on its own. Chunk
-IDs: `<doc>#<n>` (n counts the document's chunks from 0), `<doc>#p<page>-<n>` for a PDF (n counts the page's).
+Each block lab/documents.py gives (a section, with the PDF pages it runs over; the whole text when there is none) is
+cut on its own. Chunk IDs: `<doc>#<n>` (n counts the document's chunks from 0), `<doc>#p<page>-<n>` for a PDF (n
+counts the chunks that start on the page; one that runs on to the next says `last_page`: 'pp. 2-3').
 vector_index.py embeds and stores what this file cuts (and re-exports its names: `vector_index.chunk` as ever).
 A block read by OCR (a scanned PDF page) gives its chunks `ocr: True`, which documents.where() shows: 'p. 3 (OCR)'.
 Not handled: sentence splitting around abbreviations ('Dr. Smith' ends a sentence).
@@ -104,8 +105,9 @@ def join_units(piece):
 
 
 def chunk_spans(doc, chunker):
-    """Doc -> [(chunk text, start, end, Block)]: each block (a page, a section; the whole text when the document has
-    none) cut by the chunker; titled prefixes each piece with the document title. start/end: the span in doc.text."""
+    """Doc -> [(chunk text, start, end, Block)]: each block (a section, over the PDF pages it runs on; the whole text
+    when the document has none) cut by the chunker; titled prefixes each piece with the document title. start/end:
+    the span in doc.text."""
     out = []
     for b in doc.blocks or [Block(0, len(doc.text), 0, "")]:
         for text, s, e in cut(doc.text[b.start:b.end], chunker):
@@ -115,7 +117,7 @@ def chunk_spans(doc, chunker):
 
 def chunk(doc, chunker):
     """Doc -> list of chunk texts. fixed: word windows; sentence: whole sentences up to CHUNK_WORDS;
-    titled: the sentence chunks, each prefixed with the document title. No chunk crosses a page or a section."""
+    titled: the sentence chunks, each prefixed with the document title. No chunk crosses a section."""
     return [t for t, *_ in chunk_spans(doc, chunker)]
 
 
@@ -124,9 +126,11 @@ def chunk_records(doc, chunker):
     (file, start, end, and page and section when there are)."""
     spans, per_page, out = chunk_spans(doc, chunker), {}, []
     for n, (text, start, end, b) in enumerate(spans):
-        k = per_page[b.page] = per_page.get(b.page, -1) + 1
+        # the pages it starts and ends on: a block (a section) runs on across a PDF's pages, Block.breaks says where
+        page, last = (max([b.page, *(p for at, p in b.breaks if at <= x)]) for x in (start, end - 1))
+        k = per_page[page] = per_page.get(page, -1) + 1
         meta = {"doc": doc.id, "title": doc.title, "n": n, "total": len(spans), "hash": doc.hash,
-                "file": doc.file, "start": start, "end": end,
-                **{k: v for k, v in (("page", b.page), ("section", b.section), ("ocr", b.ocr)) if v}}
-        out.append((f"{doc.id}#p{b.page}-{k}" if b.page else f"{doc.id}#{n}", text, meta))
+                "file": doc.file, "start": start, "end": end, **{k: v for k, v in (
+                    ("page", page), ("last_page", last * (last > page)), ("section", b.section), ("ocr", b.ocr)) if v}}
+        out.append((f"{doc.id}#p{page}-{k}" if page else f"{doc.id}#{n}", text, meta))
     return out

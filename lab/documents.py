@@ -12,15 +12,16 @@ results/loaders_choice.txt):
   CommonMark and its tables) is read as the HTML it renders to, by the HTML reader: its headings cut it into
   sections (a `#` inside a code block is no heading), a table row is 'a | b | c', and no mark ('##', '|---|',
   '**') is left in the text (issue 61: with the marks, Markdown found 0.041 fewer answers than the same pages in HTML).
-- .pdf (lab/pdf.py: pdfplumber and pypdfium2; issue 61): a block per page and section. A tagged PDF (Chromium's, Word's)
-  says which text is a heading and which a table row and cell; an untagged one gives tables by their drawn lines and
-  headings by their font size, or its outline; a page with no text layer is read by OCR (lab/ocr.py) and cited
-  'p. 3 (OCR)'. The title is the PDF's own (unless it is a file name), else its first heading. Table rows are
-  'a | b | c' in every format, so lab.chunks keeps each row chunk with its table's header row.
+- .pdf (lab/pdf.py: pdfplumber and pypdfium2; issue 61): a block per section, over the pages it runs on. A tagged
+  PDF (Chromium's, Word's) says which text is a heading and which a table row and cell; an untagged one gives tables
+  by their drawn lines and headings by their font size, or its outline; a page with no text layer is read by OCR
+  (lab/ocr.py) and cited 'p. 3 (OCR)'. The title is the PDF's own (unless it is a file name), else its first heading.
+  Table rows are 'a | b | c' in every format, so lab.chunks keeps each row chunk with its table's header row.
 - .docx (python-docx): paragraphs and tables in document order; Title and Heading 1-9 styles give the sections.
 - .html, .htm (BeautifulSoup on lxml): the main text (<main>, else <article>, else <body>) without scripts, menus,
   headers, footers, sidebars and cookie banners; h1-h6 give the sections.
-A block is a span of the document's text that no chunk crosses (lab/chunks.py): a page, a section.
+A block is a span of the document's text that no chunk crosses (lab/chunks.py): a section, with the PDF pages it
+runs over (a chunk on two pages cites both: 'pp. 2-3').
 
 A file that cannot be used raises ValueError with the reason in a few words, which vector_index prints on one line
 and skips: an encrypted PDF, a PDF with no text OCR can read, a corrupt file, a file over the size or page limit
@@ -47,7 +48,7 @@ EXTENSIONS = (".txt", ".md", ".pdf", ".docx", ".html", ".htm")
 MAX_FILE_MB = 5          # a text file (.txt .md .html) or the text of a PDF/Word file over this is skipped (--max-mb)
 MAX_BINARY_MB = 100      # a PDF or Word file on disk (its images and fonts count) over this is skipped unread
 MAX_PAGES = 200          # a PDF with more pages is skipped (--max-pages, RAG_MAX_PAGES)
-READERS = {".pdf": "4", ".docx": "3", ".html": "2", ".htm": "2", ".md": "2"}   # part of such a file's hash: bump
+READERS = {".pdf": "5", ".docx": "3", ".html": "2", ".htm": "2", ".md": "2"}   # part of such a file's hash: bump
 #   its kind's when that reader's output changes (its files are re-embedded, their answers re-made; another kind's
 #   are not; a .md file with no mark has no reader in its hash)
 TABLES = "1"             # part of the hash of a text with a table: bump it when how tables are chunked changes
@@ -74,9 +75,10 @@ class CorpusError(RuntimeError):
 class Block(NamedTuple):
     start: int      # character span [start, end) of Doc.text
     end: int
-    page: int       # 1-based PDF page, 0 when the format has none
+    page: int       # 1-based PDF page it starts on, 0 when the format has none
     section: str    # heading path "Admissions > Prerequisites", '' when none
     ocr: bool = False   # the text was read from the page's image by OCR (a scan)
+    breaks: tuple = ()  # ((offset, page), ...): where the block runs on to a PDF's next page (a section, as printed)
 
 
 @dataclass
@@ -98,10 +100,11 @@ def doc_id(path):
 def where(meta):
     """A chunk's provenance as the CLIs show it, '' when it has neither page nor section.
     {'file': 'handbook.pdf', 'page': 12, 'section': 'Admissions > Prerequisites'}
-    -> 'handbook.pdf p. 12 · Admissions > Prerequisites'"""
+    -> 'handbook.pdf p. 12 · Admissions > Prerequisites'; with 'last_page': 13, 'handbook.pdf pp. 12-13 · ...'"""
     if not meta.get("page") and not meta.get("section"):
         return ""
-    page = f" p. {meta['page']}" + (" (OCR)" if meta.get("ocr") else "") if meta.get("page") else ""
+    pages = f"pp. {meta['page']}-{meta['last_page']}" if meta.get("last_page") else f"p. {meta.get('page')}"
+    page = f" {pages}" + (" (OCR)" if meta.get("ocr") else "") if meta.get("page") else ""
     return f"{meta.get('file') or meta.get('doc', '')}{page}" + (f" · {meta['section']}" if meta.get("section") else "")
 
 
@@ -290,21 +293,24 @@ def keep_lines(page, kept):
 
 def paged(parts, ocr_pages=()):
     """[(page, level, line)] -> (text, [Block]): pages apart by a blank line, cut at headings into sections that
-    run on across pages, and each section cut again at every page. A section that runs on to a new page is headed
-    again there, as a printed table's header row is (its block would otherwise not say what it is about, where the
-    same section in Markdown, Word or HTML opens with its heading). 'p. 3 (OCR)' for a page OCR read."""
-    text, heads, starts, pos, page = [], [], {}, 0, None
+    run on across pages (Block.breaks says where each page starts), so a section's chunks are cut as in Markdown,
+    Word or HTML, not at a page break too (which left a page's last row or two a short chunk of its own). A table's
+    header row that the printer repeated atop the next page is left out there: the source has it once.
+    'p. 3 (OCR)' for a page OCR read."""
+    text, heads, starts, pos, page, header, in_table = [], [], {}, 0, None, None, False
     for n, level, line in parts:
+        row = level is None and ROW.search(line) is not None
+        if n != page and in_table and row and line == header:
+            continue   # the printed table's header again at the top of the page
         if n != page and text:
             text.append("")
             pos += 1
         if n != page:
             starts[n], page = pos, n
-            if level is None and heads:   # the page goes on with the last heading's section
-                text.append(heads[-1][2])
-                pos += len(heads[-1][2]) + 1
         if level is not None:
             heads.append((pos, level, line))
+        header = header if in_table and row else line if row else None
+        in_table = row
         text.append(line)
         pos += len(line) + 1
     joined = "\n".join(text)
@@ -313,10 +319,16 @@ def paged(parts, ocr_pages=()):
     bounds = [(n, s, pages[i + 1][1] - 1 if i + 1 < len(pages) else len(joined)) for i, (n, s) in enumerate(pages)]
     blocks = []
     for b in spans:
+        here = []   # the section's block, which runs on across pages; cut again only where OCR starts or stops
         for n, s, e in bounds:
             lo, hi = max(b.start, s), min(b.end, e)
-            if joined[lo:hi].strip():
-                blocks.append(Block(lo, hi, n, b.section, n in ocr_pages))
+            if not joined[lo:hi].strip():
+                continue
+            if here and here[-1].ocr == (n in ocr_pages):
+                here[-1] = here[-1]._replace(end=hi, breaks=(*here[-1].breaks, (lo, n)))
+            else:
+                here.append(Block(lo, hi, n, b.section, n in ocr_pages))
+        blocks += here
     return joined, blocks
 
 

@@ -54,17 +54,24 @@ def test_only_numbers_that_count_with_the_pages_are_dropped_as_page_numbers():
     assert documents.strip_running(two) == ["Teaching\nA | B", "Schedule\nA | B"]   # 2 pages: a header both open with
 
 
-def test_a_section_that_runs_on_to_a_new_page_is_headed_again_there():
-    """Issue 61: a table cut by a page break. Its rows on the next page are a block of their own (a block has one
-    page), which without its heading says nothing of what it is about; Markdown's block opens with it."""
+def test_a_section_that_runs_on_to_a_new_page_is_one_block_with_its_table_header_once():
+    """Issue 61: a table cut by a page break. The section is one block over both pages, so its chunks are cut as the
+    same section's are in Markdown (cut at the page too, the page-2 row alone was a chunk of its own, which lost to
+    others at rank 4); the header row the printer repeated atop page 2 is left out; the chunk cites both pages."""
     parts = [(1, 1, "Luggage"), (1, None, "Item | Charge"), (1, None, "Bikes | 3.00"),
              (2, None, "Item | Charge"), (2, None, "Kayaks | 12.00"), (2, 1, "Tides"), (2, None, "High water.")]
     text, blocks = documents.paged(parts)
-    by_page = [(b.page, b.section, text[b.start:b.end].strip()) for b in blocks]
-    assert by_page == [(1, "Luggage", "Luggage\nItem | Charge\nBikes | 3.00"),
-                       (2, "Luggage", "Luggage\nItem | Charge\nKayaks | 12.00"),
-                       (2, "Tides", "Tides\nHigh water.")]
+    assert [(b.page, b.section, text[b.start:b.end].strip()) for b in blocks] == [
+        (1, "Luggage", "Luggage\nItem | Charge\nBikes | 3.00\n\nKayaks | 12.00"), (2, "Tides", "Tides\nHigh water.")]
+    recs = chunks.chunk_records(documents.Doc("rules-pdf", "Rules", text, "h", "rules.pdf", blocks), "sentence")
+    assert [(cid, t) for cid, t, _ in recs] == [
+        ("rules-pdf#p1-0", "Luggage\nItem | Charge\nBikes | 3.00\nKayaks | 12.00"),
+        ("rules-pdf#p2-0", "Tides\nHigh water.")]
+    assert documents.where(recs[0][2]) == "rules.pdf pp. 1-2 · Luggage"
+    assert documents.where(recs[1][2]) == "rules.pdf p. 2 · Tides"
     assert documents.paged([(1, None, "No heading."), (2, None, "Still none.")])[0] == "No heading.\n\nStill none."
+    # a row like the header, on a page the table did not run on to, is kept
+    assert "Item | Charge" in documents.paged([(1, None, "Prose."), (2, None, "Item | Charge"), (2, None, "A | 1")])[0]
 
 
 def test_pdf_chunks_are_numbered_within_their_page(monkeypatch):
