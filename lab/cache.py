@@ -268,11 +268,19 @@ SCORING = ("harness", "citations")  # they check and score answers, they do not 
                                    # not follow them, the row's key does (harness.row_key)
 
 
+@functools.lru_cache(maxsize=None)
+def sources(root=None):
+    """{module: its source} of every project module (modules()), read once per process, at its first code key: so a
+    process keys all it writes by the code it started with, even when the files change while it runs (a merge under
+    a long table run)."""
+    return {name: path.read_text(encoding="utf-8") for name, path in modules(root).items()}
+
+
 def code_modules(module, root=None):
     """The project modules code_key(module) hashes, with their syntax trees: module and what it imports,
     directly or through others (a SCORING module only when module is one). 'multihop+layers.links': both modules
     and what either imports (an answer and the layers it passes through, harness.answer_key)."""
-    known, named = modules(root), module.split("+")
+    known, named = sources(root), module.split("+")
     if unknown := [m for m in named if m not in known]:
         raise ValueError(f"{unknown[0]!r} is not a module of {root or ROOT}")
     skip = set() if set(named) & set(SCORING) else set(SCORING)
@@ -282,7 +290,7 @@ def code_modules(module, root=None):
         if name in seen:
             continue
         seen.add(name)
-        tree = ast.parse(known[name].read_text(encoding="utf-8"))
+        tree = ast.parse(known[name])
         todo += sorted(_imports(tree, known) - seen - skip)
         parts.append((name, _code(tree)))
     return sorted(parts)

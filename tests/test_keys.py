@@ -24,9 +24,15 @@ def repo_copy(tmp_path, monkeypatch):
         (root / path.relative_to(cache.ROOT)).parent.mkdir(exist_ok=True)
         shutil.copy(path, root / path.relative_to(cache.ROOT))
     monkeypatch.setattr(cache, "ROOT", root)
-    code_key.cache_clear()
+    forget()
     yield root
+    forget()
+
+
+def forget():
+    """A new process's view of the code: the sources read again, the keys computed again."""
     code_key.cache_clear()
+    cache.sources.cache_clear()
 
 
 def edit(root, module, old, new):
@@ -34,7 +40,7 @@ def edit(root, module, old, new):
     text = path.read_text()
     assert old in text
     path.write_text(text.replace(old, new, 1))
-    code_key.cache_clear()
+    forget()
 
 
 def test_a_prompt_edit_changes_the_key_of_the_patterns_that_run_it(repo_copy):
@@ -150,10 +156,12 @@ def test_a_package_modules_code_is_in_the_key_of_a_top_level_module_importing_it
     assert [name for name, _ in cache.code_modules("a", root)] == ["a", "lab.b"]
     before = code_key("a", root)
     write_tree(root, {"lab/c.py": "X = 2\n"})   # a module a does not import
-    code_key.cache_clear()
+    forget()
     assert code_key("a", root) == before
     write_tree(root, {"lab/b.py": "def f():\n    return 2\n"})
     code_key.cache_clear()
+    assert code_key("a", root) == before   # this process keys by the code it started with, even after an edit
+    forget()
     assert code_key("a", root) != before and code_key("lab.b", root) != before
 
 
