@@ -158,7 +158,8 @@ def unsourced(text, replayed, root=ROOT):
 def test_every_figure_beside_a_results_file_is_that_files_or_names_its_commit():
     from grading.tables import TABLES
     replayed = {t.file for t in TABLES if not t.made_at}
-    for page in [ROOT / "README.md", *sorted((ROOT / "labs").glob("*.md"))]:
+    pages = [ROOT / "README.md", *sorted((ROOT / "labs").glob("*.md")), *sorted((ROOT / "labs/design").glob("*.md"))]
+    for page in pages:   # the lessons, and the design records beside them
         assert unsourced(page.read_text(encoding="utf-8"), replayed) == [], page.name
 
 

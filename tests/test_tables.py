@@ -159,20 +159,11 @@ def test_what_a_replay_computes_itself_is_not_recorded_as_read(toy):
     assert read == {"toy": {keyed("golden", "toy question")}}
 
 
-# issue 60, in progress: the registered tables not yet re-made with today's code (re-made and recorded, each leaves)
-NOT_YET_REMADE = {t.file for t in tables.TABLES} - {   # until the code of issues 59 and 61 settles; re-made so far:
-    "results/retrieval.json", "results/retrieval_chain.json", "results/retrieval_chain_test.json",
-    "results/citations_json_30.json", "results/disputes_golden.json", "results/router_eval.json",
-    "results/injection.json", "results/flare_eval.json", "results/self_rag_eval.json", "results/crag_eval.json"}
-
-
 @pytest.mark.parametrize("table", tables.TABLES, ids=lambda t: t.name)
 def test_every_committed_table_comes_from_todays_code(table):
     """Every cache entry its replay read is current: an edit that changes what a quoted table depends on fails here
     until the table is made again (or its page names the commit that made it)."""
     if table.made_at:
         return
-    if table.file in NOT_YET_REMADE:
-        pytest.xfail("issue 60: not yet re-made with today's code")
     assert table.keys_file.exists(), f"{table.file}: never recorded: python -m grading.replay --all --record"
     assert tables.stale_keys(table) == []
