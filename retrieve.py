@@ -42,7 +42,7 @@ from golden import (DRAW_ENV, GOLDEN, GOLDEN_KEYS, LABELS, answer_table, answers
                     doc_recall, draw_seed, golden_problem, hop_answers, labels, load_golden, recall_table,
                     sample_golden)
 from lab.documents import where
-from lab.cache import portable, write_json
+from lab.cache import portable, ranked, write_json
 from vector_index import (CORPUS_DIR, DEFAULT_CHUNKER, CHUNKERS, DEMO_QUESTION, CorpusError, build_index, embed,
                           get_all, get_collection)
 
@@ -72,10 +72,10 @@ class Retriever:
         return out
 
     def dense(self, qvec, depth):
-        """[(chunk index, cosine)] of the depth nearest chunks (Chroma's approximate search)."""
-        r = self.collection.query(query_embeddings=[qvec], n_results=min(depth, len(self.ids)),
-                                  include=["distances"])
-        return [(self.pos[c], 1.0 - d) for c, d in zip(r["ids"][0], r["distances"][0]) if c in self.pos]
+        """[(chunk index, cosine)] of the depth nearest chunks (Chroma's approximate search; lab.cache.ranked keeps
+        each ranking, so an index built again answers a query as the one it was first asked of)."""
+        r = ranked(self.collection, self.ids, qvec, min(depth, len(self.ids)))
+        return [(self.pos[c], 1.0 - d) for c, d in zip(r["ids"], r["distances"]) if c in self.pos]
 
     def passage(self, i, **scores):
         """A chunk as a passage; "where" ('handbook.pdf p. 12 · Admissions') only when it has a page or section."""

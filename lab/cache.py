@@ -165,6 +165,20 @@ def _opened(name, folder):
     return Cache(name, folder)
 
 
+def ranked(collection, ids, qvec, n):
+    """collection.query(qvec, n) -> {'ids': [...], 'distances': [...]}, kept in the 'rankings' cache by what the
+    collection holds (its chunk IDs, which name their documents' content) and the query vector. Chroma's HNSW search
+    is approximate and no two builds of one index are the same graph: on a fresh clone a few queries rank otherwise
+    (results/issue60/hnsw_probe.txt). Kept, a ranking replays as it was made, like a model's answer."""
+    store = Cache.shared("rankings")
+    key = Cache.key("ranked", collection.name, hashlib.sha256("\n".join(ids).encode()).hexdigest(), n,
+                    [round(float(x), 6) for x in qvec])
+    if (hit := store.get(key)) is None:
+        r = collection.query(query_embeddings=[qvec], n_results=n, include=["distances"])
+        hit = store.put(key, {"ids": r["ids"][0], "distances": r["distances"][0]})
+    return hit
+
+
 class Key(str):
     """A cache key (a str) that remembers the module whose code it follows and the hash of its inputs."""
     def __new__(cls, key, module, rest):

@@ -130,3 +130,22 @@ def test_cli_without_index_says_how_to_build_it(tmp_path):
     assert r.returncode == 1
     assert r.stderr.strip().splitlines()[-1].startswith("retrieve: no index for")
     assert "python vector_index.py --corpus" in r.stderr
+
+
+def test_a_ranking_is_kept_so_an_index_built_again_ranks_as_the_first(corpus, monkeypatch):
+    """Issue 60: Chroma's HNSW search is approximate and two builds of one index rank a few queries otherwise, so a
+    dense ranking is kept (lab.cache.ranked) by what the index holds and the query: a replay on a fresh clone reads
+    the ranking its table was made with. Another depth, or an index holding other chunks, asks Chroma again."""
+    from vector_index import embed
+    r = retrieve.Retriever(corpus)
+    qvec = embed(["Who designed Ashford Bridge?"])[0]
+    first = r.dense(qvec, 3)
+    assert len(first) == 3 and first == sorted(first, key=lambda x: -x[1])
+
+    def other_graph(query_embeddings, n_results, include):   # a rebuilt index that ranks this query otherwise
+        return {"ids": [list(reversed(r.ids[:n_results]))], "distances": [[0.5] * n_results]}
+    monkeypatch.setattr(r.collection, "query", other_graph)
+    assert r.dense(qvec, 3) == first                             # the kept ranking, not the new graph's
+    assert r.dense(qvec, 2) == [(r.pos[c], 0.5) for c in reversed(r.ids[:2])]   # another depth: asked again
+    r.ids = r.ids[:-1]                                           # an index that holds other chunks: asked again
+    assert r.dense(qvec, 3) != first
