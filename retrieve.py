@@ -74,7 +74,7 @@ class Retriever:
     def dense(self, qvec, depth):
         """[(chunk index, cosine)] of the depth nearest chunks (Chroma's approximate search; lab.cache.ranked keeps
         each ranking, so an index built again answers a query as the one it was first asked of)."""
-        r = ranked(self.collection, self.ids, qvec, min(depth, len(self.ids)))
+        r = ranked(self.collection, self.ids, self.metas, qvec, min(depth, len(self.ids)))
         return [(self.pos[c], 1.0 - d) for c, d in zip(r["ids"], r["distances"]) if c in self.pos]
 
     def passage(self, i, **scores):

@@ -165,14 +165,15 @@ def _opened(name, folder):
     return Cache(name, folder)
 
 
-def ranked(collection, ids, qvec, n):
+def ranked(collection, ids, metas, qvec, n):
     """collection.query(qvec, n) -> {'ids': [...], 'distances': [...]}, kept in the 'rankings' cache by what the
-    collection holds (its chunk IDs, which name their documents' content) and the query vector. Chroma's HNSW search
-    is approximate and no two builds of one index are the same graph: on a fresh clone a few queries rank otherwise
-    (results/issue60/hnsw_probe.txt). Kept, a ranking replays as it was made, like a model's answer."""
+    collection holds (each chunk's ID and its document's content hash, from metas: an edited file is another index)
+    and the query vector. Chroma's HNSW search is approximate and no two builds of one index are the same graph: on a
+    fresh clone a few queries rank otherwise (results/issue60/hnsw_probe.txt). Kept, a ranking replays as it was
+    made, like a model's answer."""
     store = Cache.shared("rankings")
-    key = Cache.key("ranked", collection.name, hashlib.sha256("\n".join(ids).encode()).hexdigest(), n,
-                    [round(float(x), 6) for x in qvec])
+    held = hashlib.sha256("\n".join(f"{c} {m.get('hash', '')}" for c, m in zip(ids, metas)).encode()).hexdigest()
+    key = Cache.key("ranked", collection.name, held, n, [round(float(x), 6) for x in qvec])
     if (hit := store.get(key)) is None:
         r = collection.query(query_embeddings=[qvec], n_results=n, include=["distances"])
         hit = store.put(key, {"ids": r["ids"][0], "distances": r["distances"][0]})

@@ -135,7 +135,8 @@ def test_cli_without_index_says_how_to_build_it(tmp_path):
 def test_a_ranking_is_kept_so_an_index_built_again_ranks_as_the_first(corpus, monkeypatch):
     """Issue 60: Chroma's HNSW search is approximate and two builds of one index rank a few queries otherwise, so a
     dense ranking is kept (lab.cache.ranked) by what the index holds and the query: a replay on a fresh clone reads
-    the ranking its table was made with. Another depth, or an index holding other chunks, asks Chroma again."""
+    the ranking its table was made with. Another depth, or an index holding other chunks or an edited document, asks
+    Chroma again."""
     from vector_index import embed
     r = retrieve.Retriever(corpus)
     qvec = embed(["Who designed Ashford Bridge?"])[0]
@@ -147,5 +148,5 @@ def test_a_ranking_is_kept_so_an_index_built_again_ranks_as_the_first(corpus, mo
     monkeypatch.setattr(r.collection, "query", other_graph)
     assert r.dense(qvec, 3) == first                             # the kept ranking, not the new graph's
     assert r.dense(qvec, 2) == [(r.pos[c], 0.5) for c in reversed(r.ids[:2])]   # another depth: asked again
-    r.ids = r.ids[:-1]                                           # an index that holds other chunks: asked again
-    assert r.dense(qvec, 3) != first
+    r.metas = [{**m, "hash": "edited"} if i == 0 else m for i, m in enumerate(r.metas)]   # a document edited
+    assert r.dense(qvec, 3) != first                             # its index is another: asked again
