@@ -87,7 +87,7 @@ def bench_ingest(folder, rounds=3):
             for p in group:
                 read_document(p)
             best = min(best, time.perf_counter() - t)
-        pages = sum(max((p for b in d.blocks for p in (b.page, *(p for _, p in b.breaks))), default=0) for d in docs)
+        pages = sum(max((b.breaks[-1][1] if b.breaks else b.page for b in d.blocks), default=0) for d in docs)
         out[kind] = {"files": len(group), "pages": pages, "mb": sum(p.stat().st_size for p in group) / 2**20,
                      "seconds": best, "docs_per_s": len(group) / best, "pages_per_s": pages / best if pages else None}
     with tempfile.TemporaryDirectory() as tmp, patch.dict(os.environ, {"RAG_INDEX_DIR": tmp}):
